@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * check.c - the invariant checker: B1-B4 (buddy), W1 (watermarks), T1 (the
+ * calling task's depths), and through pcp.c P1.  See DESIGN.md, "Invariants".
+ *
+ * Validators return bool; the first violation is returned as data.  The
+ * checker takes every zone->lock (in zone order, the only place that holds
+ * more than one) so it may run while other threads are between operations;
+ * a stop-the-world caller gets an exact picture.
+ *
+ *   level 1  counters against counters                 O(zones * orders)
+ *   level 2  walk every free list: B1, B2, W1 sampled   O(free blocks)
+ *   level 3  B3 and B4 over every pfn, W1 exhaustive    O(pfns)
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "page/pcp.h"
+
+static const char *const inv_names[MM_NR_INVARIANTS] = {
+	"none", "B1", "B2", "B3", "B4", "P1", "S1", "S2", "S3", "W1", "C1", "T1",
+};
+
+const char *mm_invariant_name(enum mm_invariant inv)
+{
+	return (unsigned)inv < MM_NR_INVARIANTS ? inv_names[inv] : "?";
+}
+
+bool mm_violate(struct mm_violation *v, enum mm_invariant inv, int zone, int cpu,
+		unsigned long pfn, unsigned int order, long expected, long found,
+		const char *fmt, ...)
+{
+	if (!v)
+		return false;
+	va_list ap;
+	char what[200];
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	memset(v, 0, sizeof(*v));
+	v->inv = inv;
+	v->id = mm_invariant_name(inv);
+	v->zone = zone;
+	v->cpu = cpu;
+	v->pfn = pfn;
+	v->order = order;
+	v->expected = expected;
+	v->found = found;
+	snprintf(v->msg, sizeof(v->msg), "%s violated: %s", v->id, what);
+	return false;
+}
+
+static const char *zname(int z)
+{
+	static const char *const n[MAX_NR_ZONES] = { "DMA", "DMA32", "Normal", "Movable" };
+	return (unsigned)z < MAX_NR_ZONES ? n[z] : "?";
+}
+
+/* ---------------------------------------------------------------- T1 */
+
+static bool check_task(struct mm_violation *v)
+{
+	const struct mm_task_state *t = &mm_current_task;
+	if (t->preempt_count || t->irqs_disabled || t->lock_depth)
+		return mm_violate(v, MM_INV_T1, -1, -1, ~0UL, 0, 0,
+				  t->preempt_count ? t->preempt_count : t->irqs_disabled ? t->irqs_disabled : t->lock_depth,
+				  "between operations: preempt_count %d, irqs disabled %d, locks held %d (all must be 0)",
+				  t->preempt_count, t->irqs_disabled, t->lock_depth);
+	return true;
+}
+
+/* ---------------------------------------------------------------- B1, B2 */
+
+struct zone_scan {
+	unsigned long nr_free[MM_NR_ORDERS_LIMIT][MIGRATE_TYPES];   /* blocks per order and list */
+	long free_pages;                                             /* pages on non-isolate lists */
+};
+
+/* Is the block on list @mt allowed, given the types of the pageblocks it covers? */
+static bool block_mt_ok(struct mm *mm, struct zone *zone, unsigned long pfn, unsigned int order, int mt,
+			int *bad_pb_mt)
+{
+	unsigned long nr = 1UL << order, step = MIN(nr, pageblock_nr_pages(mm));
+	for (unsigned long p = pfn; p < pfn + nr; p += step) {
+		int pb = zone->pageblock_flags[(p - zone->pageblock_base_pfn) >> mm->pageblock_order];
+		*bad_pb_mt = pb;
+		if ((mt == MIGRATE_ISOLATE) != (pb == MIGRATE_ISOLATE))
+			return false;
+		if ((mt == MIGRATE_HIGHATOMIC) != (pb == MIGRATE_HIGHATOMIC))
+			return false;
+	}
+	return true;
+}
+
+static bool check_free_block(struct mm *mm, struct zone *zone, struct page *page, unsigned int order,
+			     int mt, struct mm_violation *v)
+{
+	/* The struct page must be inside the memmap before anything is read from it. */
+	uintptr_t pp = (uintptr_t)page, lo = (uintptr_t)mm->memmap;
+	if (pp < lo || pp >= (uintptr_t)(mm->memmap + (mm->end_pfn - mm->first_pfn)) ||
+	    (pp - lo) % sizeof(struct page))
+		return mm_violate(v, MM_INV_B1, zone->idx, -1, ~0UL, order, 0, 0,
+				  "zone %s order %u list %d: entry %p is not a struct page of the memmap",
+				  zone->name, order, mt, (void *)page);
+	unsigned long pfn = __page_to_pfn(mm, page), nr = 1UL << order;
+	if (!__pfn_valid(mm, pfn))
+		return mm_violate(v, MM_INV_B1, zone->idx, -1, pfn, order, 1, 0,
+				  "zone %s order %u: free block at pfn %#lx which does not exist",
+				  zone->name, order, pfn);
+	if (!PageBuddy(page))
+		return mm_violate(v, MM_INV_B1, zone->idx, -1, pfn, order, 1, 0,
+				  "zone %s order %u: block at pfn %#lx on a free list is not PageBuddy",
+				  zone->name, order, pfn);
+	if (buddy_order(page) != order)
+		return mm_violate(v, MM_INV_B1, zone->idx, -1, pfn, order, order, (long)buddy_order(page),
+				  "zone %s: block at pfn %#lx on the order-%u list records order %u",
+				  zone->name, pfn, order, buddy_order(page));
+	if (pfn & (nr - 1))
+		return mm_violate(v, MM_INV_B1, zone->idx, -1, pfn, order, 0, (long)(pfn & (nr - 1)),
+				  "zone %s: order-%u block at pfn %#lx is not aligned to its order",
+				  zone->name, order, pfn);
+	if (!zone_spans_pfn(zone, pfn) || pfn + nr > zone_end_pfn(zone))
+		return mm_violate(v, MM_INV_B1, zone->idx, -1, pfn, order, 0, 0,
+				  "zone %s [%#lx, %#lx): order-%u block [%#lx, %#lx) is not inside the zone",
+				  zone->name, zone->zone_start_pfn, zone_end_pfn(zone), order, pfn, pfn + nr);
+	for (unsigned long i = 0; i < nr; i++) {
+		if (!__pfn_valid(mm, pfn + i))
+			return mm_violate(v, MM_INV_B1, zone->idx, -1, pfn + i, order, 1, 0,
+					  "zone %s: order-%u block at pfn %#lx covers pfn %#lx, which is a hole",
+					  zone->name, order, pfn, pfn + i);
+		struct page *p = page + i;
+		if (page_zonenum(p) != (unsigned)zone->idx)
+			return mm_violate(v, MM_INV_B1, zone->idx, -1, pfn + i, order, zone->idx, page_zonenum(p),
+					  "order-%u block at pfn %#lx on zone %s's list covers pfn %#lx of zone %s",
+					  order, pfn, zone->name, pfn + i, zname((int)page_zonenum(p)));
+		if (page_count(p) != 0 || (i && PageBuddy(p)) || p->owner_order || (p->flags & (1UL << PG_slab)))
+			return mm_violate(v, MM_INV_B1, zone->idx, -1, pfn + i, order, 0, page_count(p),
+					  "zone %s: order-%u free block at pfn %#lx: page %#lx is in use "
+					  "(refcount %d, owner order %u, buddy %d)", zone->name, order, pfn, pfn + i,
+					  page_count(p), p->owner_order, (int)PageBuddy(p));
+	}
+	int pb_mt;
+	if (!block_mt_ok(mm, zone, pfn, order, mt, &pb_mt))
+		return mm_violate(v, MM_INV_B1, zone->idx, -1, pfn, order, pb_mt, mt,
+				  "zone %s: order-%u block at pfn %#lx is on the migratetype-%d list but its pageblock is type %d",
+				  zone->name, order, pfn, mt, pb_mt);
+	return true;
+}
+
+static bool scan_zone_lists(struct mm *mm, struct zone *zone, struct zone_scan *s, struct mm_violation *v)
+{
+	memset(s, 0, sizeof(*s));
+	for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++) {
+		unsigned long blocks = 0;
+		for (int mt = 0; mt < MIGRATE_TYPES; mt++) {
+			struct list_head *head = &zone->free_area[o].free_list[mt], *pos;
+			unsigned long n = 0;
+			for (pos = head->next; pos != head; pos = pos->next) {
+				if (!pos || pos->prev == NULL || pos->next->prev != pos)
+					return mm_violate(v, MM_INV_B2, zone->idx, -1, ~0UL, o, 0, 0,
+							  "zone %s order %u list %d: corrupted list linkage", zone->name, o, mt);
+				if (++n > mm->nr_valid)
+					return mm_violate(v, MM_INV_B2, zone->idx, -1, ~0UL, o, (long)mm->nr_valid, (long)n,
+							  "zone %s order %u list %d: more entries than pages (a cycle)",
+							  zone->name, o, mt);
+				struct page *page = list_entry(pos, struct page, lru);
+				if (o > MAX_ORDER(mm))
+					return mm_violate(v, MM_INV_B1, zone->idx, -1, ~0UL, o, MAX_ORDER(mm), o,
+							  "zone %s: a block on the order-%u list, above max_order %u",
+							  zone->name, o, MAX_ORDER(mm));
+				if (!check_free_block(mm, zone, page, o, mt, v))
+					return false;
+			}
+			s->nr_free[o][mt] = n;
+			blocks += n;
+			if (!is_migrate_isolate(mt))
+				s->free_pages += (long)(n << o);
+		}
+		if (blocks != zone->free_area[o].nr_free)
+			return mm_violate(v, MM_INV_B2, zone->idx, -1, ~0UL, o, (long)blocks, (long)zone->free_area[o].nr_free,
+					  "zone %s order %u: nr_free is %lu but the lists hold %lu blocks",
+					  zone->name, o, zone->free_area[o].nr_free, blocks);
+	}
+	if (s->free_pages != zone_page_state(zone, NR_FREE_PAGES))
+		return mm_violate(v, MM_INV_B2, zone->idx, -1, ~0UL, 0, s->free_pages, zone_page_state(zone, NR_FREE_PAGES),
+				  "zone %s: NR_FREE_PAGES is %ld but the (non-isolated) free lists hold %ld pages",
+				  zone->name, zone_page_state(zone, NR_FREE_PAGES), s->free_pages);
+	return true;
+}
+
+/* ---------------------------------------------------------------- B3 */
+
+static bool check_coalescing(struct mm *mm, struct zone *zone, struct mm_violation *v)
+{
+	for (unsigned int o = 0; o < MAX_ORDER(mm); o++) {
+		for (int mt = 0; mt < MIGRATE_TYPES; mt++) {
+			struct list_head *head = &zone->free_area[o].free_list[mt], *pos;
+			list_for_each(pos, head) {
+				struct page *page = list_entry(pos, struct page, lru);
+				unsigned long pfn = __page_to_pfn(mm, page), bpfn = __find_buddy_pfn(pfn, o);
+				if (!__pfn_valid(mm, bpfn))
+					continue;
+				struct page *b = __pfn_to_page(mm, bpfn);
+				if (!PageBuddy(b) || buddy_order(b) != o || page_zonenum(b) != (unsigned)zone->idx)
+					continue;
+				if (o >= mm->pageblock_order) {
+					int m1 = get_pfnblock_migratetype(mm, page, pfn);
+					int m2 = get_pfnblock_migratetype(mm, b, bpfn);
+					if (m1 != m2 && (!migratetype_is_mergeable(m1) || !migratetype_is_mergeable(m2)))
+						continue;
+				}
+				return mm_violate(v, MM_INV_B3, zone->idx, -1, pfn, o, 0, 1,
+						  "zone %s: free order-%u blocks at pfn %#lx and its buddy %#lx were not merged",
+						  zone->name, o, pfn, bpfn);
+			}
+		}
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------- B4 */
+
+struct owner_map {
+	struct mm *mm;
+	unsigned char *where;     /* per pfn: 0 nowhere, else the first owner */
+	unsigned long bad_pfn;
+	int bad_a, bad_b;         /* the two places, or a == b == 0 for out of range */
+	bool bad;
+};
+
+enum { OWN_BUDDY = 1, OWN_PCP, OWN_CLIENT, OWN_KERNEL };
+static const char *const own_names[] = { "nowhere", "a buddy free block", "a pcp list",
+					 "a client allocation", "an allocation (memmap)" };
+
+static void owner_mark(struct owner_map *m, unsigned long pfn, unsigned long nr, int who)
+{
+	for (unsigned long i = 0; i < nr && !m->bad; i++) {
+		unsigned long p = pfn + i;
+		if (!__pfn_valid(m->mm, p)) {
+			m->bad = true;
+			m->bad_pfn = p;
+			m->bad_a = 0;
+			m->bad_b = who;
+			return;
+		}
+		unsigned char *w = &m->where[p - m->mm->first_pfn];
+		if (*w) {
+			m->bad = true;
+			m->bad_pfn = p;
+			m->bad_a = *w;
+			m->bad_b = who;
+			return;
+		}
+		*w = (unsigned char)who;
+	}
+}
+
+static void client_mark(void *w, unsigned long pfn, unsigned long nr)
+{
+	owner_mark(w, pfn, nr, OWN_CLIENT);
+}
+
+static void pcp_mark(void *w, unsigned long pfn, unsigned long nr)
+{
+	owner_mark(w, pfn, nr, OWN_PCP);
+}
+
+static bool check_conservation(struct mm *mm, struct mm_violation *v)
+{
+	unsigned long span = mm->end_pfn - mm->first_pfn;
+	struct owner_map m = { .mm = mm, .where = calloc(span, 1) };
+	unsigned long allocated = 0;
+	bool ok = true;
+
+	if (!m.where)
+		return true;   /* cannot check without memory; not a violation */
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &mm->zones[z];
+		for (unsigned int o = 0; o <= MAX_ORDER(mm); o++)
+			for (int mt = 0; mt < MIGRATE_TYPES; mt++) {
+				struct list_head *pos;
+				list_for_each(pos, &zone->free_area[o].free_list[mt]) {
+					struct page *page = list_entry(pos, struct page, lru);
+					owner_mark(&m, __page_to_pfn(mm, page), 1UL << o, OWN_BUDDY);
+				}
+			}
+	}
+	pcp_for_each_page_locked(mm, pcp_mark, &m);
+	/* What is allocated, by the memmap: heads with a reference and their order. */
+	for (unsigned long pfn = mm->first_pfn; pfn < mm->end_pfn; pfn++) {
+		if (!__pfn_valid(mm, pfn))
+			continue;
+		struct page *p = __pfn_to_page(mm, pfn);
+		if (page_count(p) > 0 && p->owner_order) {
+			unsigned long nr = 1UL << (p->owner_order - 1);
+			allocated += nr;
+			if (!mm->client_walk)
+				owner_mark(&m, pfn, nr, OWN_KERNEL);
+		}
+	}
+	if (mm->client_walk) {
+		/* The client's view must match the memmap's, page for page. */
+		unsigned long before = 0, after = 0;
+		for (unsigned long i = 0; i < span; i++)
+			before += m.where[i] != 0;
+		mm->client_walk(mm->client_ctx, client_mark, &m);
+		for (unsigned long i = 0; i < span; i++)
+			after += m.where[i] != 0;
+		if (!m.bad && after - before != allocated) {
+			ok = mm_violate(v, MM_INV_B4, -1, -1, ~0UL, 0, (long)allocated, (long)(after - before),
+					"clients hold %lu pages but the memmap shows %lu allocated", after - before, allocated);
+			goto out;
+		}
+	}
+	if (m.bad) {
+		if (!m.bad_a)
+			ok = mm_violate(v, MM_INV_B4, -1, -1, m.bad_pfn, 0, 0, 1,
+					"pfn %#lx, which does not exist, is in %s", m.bad_pfn, own_names[m.bad_b]);
+		else
+			ok = mm_violate(v, MM_INV_B4, -1, -1, m.bad_pfn, 0, 1, 2,
+					"pfn %#lx is in two places: %s and %s", m.bad_pfn, own_names[m.bad_a],
+					own_names[m.bad_b]);
+		goto out;
+	}
+	for (unsigned long pfn = mm->first_pfn; pfn < mm->end_pfn; pfn++) {
+		if (__pfn_valid(mm, pfn) && !m.where[pfn - mm->first_pfn]) {
+			ok = mm_violate(v, MM_INV_B4, (int)page_zonenum(__pfn_to_page(mm, pfn)), -1, pfn, 0, 1, 0,
+					"pfn %#lx is nowhere: not free, not on a pcp list, not allocated (lost)", pfn);
+			goto out;
+		}
+	}
+	/* The event counters must agree with the recount. */
+	unsigned long pgalloc = mm_vm_event(mm, PGALLOC), pgfree = mm_vm_event(mm, PGFREE);
+	long zone_alloc = 0;
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		zone_alloc += zone_page_state(&mm->zones[z], NR_ZONE_ALLOCATED);
+	if (zone_alloc != (long)allocated)
+		ok = mm_violate(v, MM_INV_B4, -1, -1, ~0UL, 0, (long)allocated, zone_alloc,
+				"NR_ZONE_ALLOCATED sums to %ld but %lu pages are allocated", zone_alloc, allocated);
+	else if (pgalloc - pgfree != allocated)
+		ok = mm_violate(v, MM_INV_B4, -1, -1, ~0UL, 0, (long)allocated, (long)(pgalloc - pgfree),
+				"PGALLOC - PGFREE is %ld but %lu pages are allocated", (long)(pgalloc - pgfree), allocated);
+out:
+	free(m.where);
+	return ok;
+}
+
+/* ---------------------------------------------------------------- W1 */
+
+/*
+ * The reference: the documented semantics of __zone_watermark_ok computed
+ * from the scan (not the counters), in signed arithmetic.
+ */
+static bool wmark_reference(struct mm *mm, struct zone *z, const struct zone_scan *s, unsigned int order,
+			    long mark, int hz, unsigned int flags, bool *servable)
+{
+	long free = s->free_pages, min = mark, reserve = z->lowmem_reserve[hz];
+
+	*servable = false;
+	for (unsigned int o = order; o <= MAX_ORDER(mm); o++) {
+		for (int mt = 0; mt < MIGRATE_PCPTYPES; mt++)
+			*servable |= s->nr_free[o][mt] != 0;
+		if (flags & (ALLOC_HIGHATOMIC | ALLOC_OOM))
+			*servable |= s->nr_free[o][MIGRATE_HIGHATOMIC] != 0;
+	}
+	if (mm->cfg.wmark_algo == MM_WMARK_2008) {
+		unsigned long nf[MM_NR_ORDERS_LIMIT] = { 0 };
+		for (unsigned int o = 0; o <= MAX_ORDER(mm); o++)
+			for (int mt = 0; mt < MIGRATE_TYPES; mt++)
+				nf[o] += s->nr_free[o][mt];
+		free -= (1L << order) - 1;
+		if (flags & ALLOC_MIN_RESERVE)
+			min -= min / 2;
+		if (flags & ALLOC_NON_BLOCK)
+			min -= min / 4;
+		if (free <= min + reserve)
+			return false;
+		for (unsigned int o = 0; o < order; o++) {
+			free -= (long)(nf[o] << o);
+			min /= 2;
+			if (free <= min)
+				return false;
+		}
+		return true;
+	}
+	free -= (1L << order) - 1;
+	if (!(flags & ALLOC_RESERVES))
+		free -= (long)z->nr_reserved_highatomic;
+	if (flags & ALLOC_MIN_RESERVE) {
+		min -= min / 2;
+		if (flags & ALLOC_NON_BLOCK)
+			min -= min / 4;
+	}
+	if (flags & ALLOC_OOM)
+		min -= min / 2;
+	if (free <= min + reserve)
+		return false;
+	return order == 0 || *servable;
+}
+
+static bool check_watermarks(struct mm *mm, struct zone *z, const struct zone_scan *s, int level,
+			     struct mm_violation *v)
+{
+	static const unsigned int flag_sets[] = {
+		0, ALLOC_MIN_RESERVE, ALLOC_MIN_RESERVE | ALLOC_NON_BLOCK,
+		ALLOC_NON_BLOCK | ALLOC_HIGHATOMIC, ALLOC_OOM, ALLOC_MIN_RESERVE | ALLOC_NON_BLOCK | ALLOC_HIGHATOMIC,
+		ALLOC_HIGHATOMIC, ALLOC_OOM | ALLOC_MIN_RESERVE,
+	};
+	unsigned int nflags = level >= 3 ? ARRAY_SIZE(flag_sets) : 3;
+	unsigned int max_o = level >= 3 ? MAX_ORDER(mm) : MIN(2u, MAX_ORDER(mm));
+	long marks[NR_WMARK + 2];
+	for (int w = 0; w < NR_WMARK; w++)
+		marks[w] = (long)zone_wmark_pages(z, w);
+	marks[NR_WMARK] = 0;
+	marks[NR_WMARK + 1] = s->free_pages;   /* right at the boundary */
+
+	for (int hz = z->idx; hz < (level >= 3 ? MAX_NR_ZONES : z->idx + 1); hz++)
+		for (unsigned int order = 0; order <= max_o; order++)
+			for (unsigned int f = 0; f < nflags; f++)
+				for (unsigned int w = 0; w < ARRAY_SIZE(marks); w++) {
+					unsigned int flags = flag_sets[f];
+					bool servable;
+					bool ref = wmark_reference(mm, z, s, order, marks[w], hz, flags, &servable);
+					bool got = __zone_watermark_ok(z, order, (unsigned long)marks[w], hz, flags,
+								       zone_page_state(z, NR_FREE_PAGES));
+					bool fast = mm->cfg.wmark_algo == MM_WMARK_MODERN ?
+						    zone_watermark_fast(z, order, (unsigned long)marks[w], hz, flags, 0) : ref;
+					if (got != ref || fast != ref)
+						return mm_violate(v, MM_INV_W1, z->idx, -1, ~0UL, order, ref, got != ref ? got : fast,
+								  "zone %s: %s(order %u, mark %ld, highest zone %d, alloc_flags %#x) "
+								  "says %d, reference says %d (free %ld, highatomic %lu, reserve %ld)",
+								  z->name, got != ref ? "__zone_watermark_ok" : "zone_watermark_fast",
+								  order, marks[w], hz, flags, got != ref ? got : fast, ref,
+								  s->free_pages, z->nr_reserved_highatomic, z->lowmem_reserve[hz]);
+					if (got && order && !servable && mm->cfg.wmark_algo == MM_WMARK_MODERN)
+						return mm_violate(v, MM_INV_W1, z->idx, -1, ~0UL, order, 0, 1,
+								  "zone %s: watermark ok for order %u (alloc_flags %#x) but no "
+								  "usable free block of that order exists", z->name, order, flags);
+				}
+	return true;
+}
+
+/* ---------------------------------------------------------------- entry */
+
+static bool check_counters(struct mm *mm, struct mm_violation *v)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &mm->zones[z];
+		long free = zone_page_state(zone, NR_FREE_PAGES), managed = atomic_load(&zone->managed_pages);
+		if (free < 0 || free > managed)
+			return mm_violate(v, MM_INV_B2, z, -1, ~0UL, 0, managed, free,
+					  "zone %s: NR_FREE_PAGES %ld outside [0, managed %ld]", zone->name, free, managed);
+		if (managed != (long)zone->present_pages)
+			return mm_violate(v, MM_INV_B4, z, -1, ~0UL, 0, (long)zone->present_pages, managed,
+					  "zone %s: managed pages %ld != present pages %lu", zone->name, managed,
+					  zone->present_pages);
+		for (unsigned int o = MAX_ORDER(mm) + 1; o < MM_NR_ORDERS_LIMIT; o++)
+			if (zone->free_area[o].nr_free)
+				return mm_violate(v, MM_INV_B1, z, -1, ~0UL, o, 0, (long)zone->free_area[o].nr_free,
+						  "zone %s: %lu free blocks of order %u, above max_order %u",
+						  zone->name, zone->free_area[o].nr_free, o, MAX_ORDER(mm));
+	}
+	return true;
+}
+
+static void lock_all_zones(struct mm *mm, unsigned long *flags)
+{
+	local_irq_save(*flags);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		spin_lock(&mm->zones[z].lock);
+}
+
+static void unlock_all_zones(struct mm *mm, unsigned long flags)
+{
+	for (int z = MAX_NR_ZONES - 1; z >= 0; z--)
+		spin_unlock(&mm->zones[z].lock);
+	local_irq_restore(flags);
+}
+
+bool mm_check(struct mm *mm, int level, struct mm_violation *v)
+{
+	struct zone_scan scan;
+	unsigned long flags;
+	bool ok = true;
+
+	if (v)
+		memset(v, 0, sizeof(*v));
+	if (level <= 0)
+		return true;
+	if (!check_task(v))
+		return false;
+
+	lock_all_zones(mm, &flags);
+	ok = check_counters(mm, v);
+	for (int z = 0; ok && level >= 2 && z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &mm->zones[z];
+		ok = scan_zone_lists(mm, zone, &scan, v);
+		if (ok && populated_zone(zone))
+			ok = check_watermarks(mm, zone, &scan, level, v);
+		if (ok && level >= 3)
+			ok = check_coalescing(mm, zone, v);
+	}
+	unlock_all_zones(mm, flags);
+	if (ok && level >= 2)
+		ok = pcp_check(mm, level, v);
+	if (ok && level >= 3) {
+		/* Lock order: every pcp->lock, then every zone->lock (page/pcp.c). */
+		pcp_lock_all(mm);
+		lock_all_zones(mm, &flags);
+		ok = check_conservation(mm, v);
+		unlock_all_zones(mm, flags);
+		pcp_unlock_all(mm);
+	}
+	return ok;
+}
+
+void mm_set_client_walker(struct mm *mm, mm_client_walk_fn fn, void *ctx)
+{
+	mm->client_walk = fn;
+	mm->client_ctx = ctx;
+}
+
+unsigned long mm_zone_page_state(const struct mm *mm, enum zone_type z, enum zone_stat_item item)
+{
+	if ((unsigned)z >= MAX_NR_ZONES || (unsigned)item >= NR_VM_ZONE_STAT_ITEMS)
+		return 0;
+	return (unsigned long)zone_page_state(&mm->zones[z], item);
+}
+
+unsigned long mm_vm_event(const struct mm *mm, enum vm_event_item item)
+{
+	if ((unsigned)item >= NR_VM_EVENT_ITEMS)
+		return 0;
+	return atomic_load(&((struct mm *)mm)->vm_events[item]);
+}

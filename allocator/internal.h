@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - cross-file prototypes of the allocator, grouped by the file
+ * that defines them (mimalloc's internal.h).  Small inline helpers that many
+ * files use are at the end.
+ */
+#ifndef MM_INTERNAL_H
+#define MM_INTERNAL_H
+
+#include "types.h"
+#include "cpu/vcpu.h"
+
+/* ---- os/prim.c: the only file that calls mmap/mprotect ---- */
+#include "os/prim.h"
+
+/* ---- memmap.c ---- */
+int memmap_create(struct mm *mm, char *err, size_t errlen);
+void memmap_destroy(struct mm *mm);
+void memmap_init_pages(struct mm *mm);          /* every valid struct page reserved, zone set */
+
+/* ---- mm.c ---- */
+void mm_free_all_memory(struct mm *mm);         /* memblock_free_all(): hand every valid pfn to the buddy */
+
+/* ---- page/buddy.c ---- */
+void __free_one_page(struct zone *zone, struct page *page, unsigned long pfn,
+		     unsigned int order, int migratetype);
+struct page *__rmqueue(struct zone *zone, unsigned int order, int migratetype,
+		       unsigned int alloc_flags);
+struct page *__rmqueue_smallest(struct zone *zone, unsigned int order, int migratetype);
+void del_page_from_free_list(struct zone *zone, struct page *page, unsigned int order);
+void add_to_free_list(struct zone *zone, struct page *page, unsigned int order, int mt, bool tail);
+unsigned long move_freepages_block(struct zone *zone, struct page *page, int migratetype);
+void reserve_highatomic_pageblock(struct zone *zone, struct page *page);
+bool unreserve_highatomic_pageblock(struct mm *mm, int highest_zoneidx, bool force);
+void zone_free_page_range(struct zone *zone, unsigned long pfn, unsigned int order, int mt);
+
+/* ---- page/alloc.c ---- */
+int gfp_zone(gfp_t gfp);
+int gfp_migratetype(gfp_t gfp);
+unsigned int gfp_to_alloc_flags(gfp_t gfp);
+void prep_new_page(struct mm *mm, struct page *page, unsigned int order, gfp_t gfp);
+bool free_pages_prepare(struct mm *mm, struct page *page, unsigned int order);
+
+/* ---- page/watermark.c ---- */
+void setup_per_zone_wmarks(struct mm *mm);
+void setup_per_zone_lowmem_reserve(struct mm *mm);
+void init_per_zone_wmark_min(struct mm *mm);
+long __zone_watermark_unusable_free(struct zone *z, unsigned int order, unsigned int alloc_flags);
+
+/* ---- page/reclaim.c ---- */
+unsigned long try_to_free_pages(struct mm *mm, gfp_t gfp, unsigned int order, int highest_zoneidx);
+
+/* ---- page/bad_page.c ---- */
+void mm_report(struct mm *mm, const char *kind, unsigned long pfn, unsigned long flags,
+	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void bad_page(struct mm *mm, struct page *page, const char *reason);
+
+/* ---- check/check.c ---- */
+bool mm_violate(struct mm_violation *v, enum mm_invariant inv, int zone, int cpu,
+		unsigned long pfn, unsigned int order, long expected, long found,
+		const char *fmt, ...) __attribute__((format(printf, 9, 10)));
+
+/* ---- inline helpers ---- */
+#define MAX_ORDER(mm) ((mm)->max_order)
+#define pageblock_nr_pages(mm) (1UL << (mm)->pageblock_order)
+
+static inline unsigned long __find_buddy_pfn(unsigned long pfn, unsigned int order)
+{
+	return pfn ^ (1UL << order);
+}
+
+/* The struct page of @pfn, without validation (the kernel's pfn_to_page). */
+static inline struct page *__pfn_to_page(const struct mm *mm, unsigned long pfn)
+{
+	return mm->memmap + (long)(pfn - mm->first_pfn);
+}
+static inline unsigned long __page_to_pfn(const struct mm *mm, const struct page *p)
+{
+	return mm->first_pfn + (unsigned long)(p - mm->memmap);
+}
+static inline bool __pfn_valid(const struct mm *mm, unsigned long pfn)
+{
+	if (pfn < mm->first_pfn || pfn >= mm->end_pfn)
+		return false;
+	unsigned long i = pfn - mm->first_pfn;
+	return (mm->valid_bitmap[i / (8 * sizeof(long))] >> (i % (8 * sizeof(long)))) & 1;
+}
+static inline void *__page_address(const struct mm *mm, unsigned long pfn)
+{
+	return mm->arena + ((pfn - mm->first_pfn) << MM_PAGE_SHIFT);
+}
+
+static inline unsigned int buddy_order(const struct page *p)
+{
+	return (unsigned int)p->private_;
+}
+static inline void set_buddy_order(struct page *p, unsigned int order)
+{
+	p->private_ = order;
+	__SetPageBuddy(p);
+}
+
+/* Pageblock migratetype: get_pfnblock_flags_mask() reads page->flags first
+ * (page_zone), so looking up a pfn with no struct page touches the memmap. */
+static inline int get_pfnblock_migratetype(const struct mm *mm, const struct page *page,
+					   unsigned long pfn)
+{
+	const struct zone *z = page_zone(mm, page);
+	return z->pageblock_flags[(pfn - z->pageblock_base_pfn) >> mm->pageblock_order];
+}
+static inline void set_pageblock_migratetype(struct zone *z, unsigned long pfn, int mt)
+{
+	z->pageblock_flags[(pfn - z->pageblock_base_pfn) >> z->mm->pageblock_order] = (unsigned char)mt;
+}
+static inline bool is_migrate_isolate(int mt) { return mt == MIGRATE_ISOLATE; }
+static inline bool is_migrate_highatomic(int mt) { return mt == MIGRATE_HIGHATOMIC; }
+static inline bool migratetype_is_mergeable(int mt) { return mt < MIGRATE_PCPTYPES; }
+
+static inline void __mod_zone_page_state(struct zone *z, enum zone_stat_item item, long delta)
+{
+	atomic_fetch_add_explicit(&z->vm_stat[item], delta, memory_order_relaxed);
+}
+static inline long zone_page_state(const struct zone *z, enum zone_stat_item item)
+{
+	return atomic_load_explicit(&((struct zone *)z)->vm_stat[item], memory_order_relaxed);
+}
+static inline void __count_vm_events(struct mm *mm, enum vm_event_item item, unsigned long n)
+{
+	atomic_fetch_add_explicit(&mm->vm_events[item], n, memory_order_relaxed);
+}
+static inline void __mod_zone_freepage_state(struct zone *z, long nr_pages, int migratetype)
+{
+	/* Isolated pages are not counted as free (Linux 6.6 account_freepages). */
+	if (!is_migrate_isolate(migratetype))
+		__mod_zone_page_state(z, NR_FREE_PAGES, nr_pages);
+}
+
+#endif /* MM_INTERNAL_H */

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mm.c - instances: configuration, validation, create / destroy / reset.
+ *
+ * mm_create() follows the kernel's boot order: zone spans and holes
+ * (free_area_init), the memmap (memmap_init), release of every valid page
+ * to the buddy allocator (memblock_free_all), then watermarks and lowmem
+ * reserves (init_per_zone_wmark_min), then the per-cpu page lists.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "page/pcp.h"
+
+static const char *const zone_names[MAX_NR_ZONES] = { "DMA", "DMA32", "Normal", "Movable" };
+
+void mm_config_default(struct mm_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->nr_cpus = 4;
+	c->max_order = 10;                 /* MAX_PAGE_ORDER, x86-64 default */
+	c->pageblock_order = 9;
+	/* Unaligned boundaries on purpose: zones need not be MAX_ORDER aligned. */
+	c->zones[ZONE_DMA]     = (struct mm_span){ 1, 4096 };
+	c->zones[ZONE_DMA32]   = (struct mm_span){ 4096, 12288 };
+	c->zones[ZONE_NORMAL]  = (struct mm_span){ 12288, 20000 };
+	c->zones[ZONE_MOVABLE] = (struct mm_span){ 20000, 24576 };
+	c->nr_holes = 2;
+	c->holes[0] = (struct mm_span){ 6000, 6100 };
+	c->holes[1] = (struct mm_span){ 14000, 14017 };
+	c->watermark_scale_factor = 10;
+	c->lowmem_reserve_ratio[ZONE_DMA] = 256;
+	c->lowmem_reserve_ratio[ZONE_DMA32] = 256;
+	c->lowmem_reserve_ratio[ZONE_NORMAL] = 32;
+	c->lowmem_reserve_ratio[ZONE_MOVABLE] = 0;
+	c->wmark_algo = MM_WMARK_MODERN;
+	c->bad_policy = MM_BAD_REPORT;
+}
+
+void mm_config_tiny(struct mm_config *c)
+{
+	mm_config_default(c);
+	c->nr_cpus = 2;
+	c->max_order = 7;
+	c->pageblock_order = 5;
+	c->zones[ZONE_DMA]     = (struct mm_span){ 3, 300 };
+	c->zones[ZONE_DMA32]   = (struct mm_span){ 300, 700 };
+	c->zones[ZONE_NORMAL]  = (struct mm_span){ 700, 1250 };
+	c->zones[ZONE_MOVABLE] = (struct mm_span){ 1250, 1500 };
+	c->nr_holes = 1;
+	c->holes[0] = (struct mm_span){ 900, 937 };
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+int mm_config_validate(const struct mm_config *c, char *err, size_t errlen)
+{
+	if (!c)
+		return fail(err, errlen, "config: NULL");
+	if (c->nr_cpus < 1 || c->nr_cpus > MM_MAX_CPUS)
+		return fail(err, errlen, "config: nr_cpus %u out of range 1..%d", c->nr_cpus, MM_MAX_CPUS);
+	if (c->max_order > MM_MAX_ORDER_LIMIT)
+		return fail(err, errlen, "config: max_order %u out of range 0..%d", c->max_order, MM_MAX_ORDER_LIMIT);
+	if (c->pageblock_order > c->max_order)
+		return fail(err, errlen, "config: pageblock_order %u larger than max_order %u",
+			    c->pageblock_order, c->max_order);
+
+	unsigned long first = ~0UL, last = 0, pages = 0;
+	int prev = -1;
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		const struct mm_span *s = &c->zones[z];
+		if (s->end_pfn < s->start_pfn)
+			return fail(err, errlen, "config: zone %s span [%lu, %lu) ends before it starts",
+				    zone_names[z], s->start_pfn, s->end_pfn);
+		if (s->end_pfn == s->start_pfn)
+			continue;
+		if (s->end_pfn > (~0UL >> MM_PAGE_SHIFT) - (2UL << MM_MAX_ORDER_LIMIT))
+			return fail(err, errlen, "config: zone %s ends at pfn %lu, beyond the address space",
+				    zone_names[z], s->end_pfn);
+		if (prev >= 0 && s->start_pfn < c->zones[prev].end_pfn)
+			return fail(err, errlen, "config: zones %s [%lu, %lu) and %s [%lu, %lu) overlap or are out of order",
+				    zone_names[prev], c->zones[prev].start_pfn, c->zones[prev].end_pfn,
+				    zone_names[z], s->start_pfn, s->end_pfn);
+		prev = z;
+		first = MIN(first, s->start_pfn);
+		last = MAX(last, s->end_pfn);
+		pages += s->end_pfn - s->start_pfn;
+	}
+	if (pages == 0)
+		return fail(err, errlen, "config: zero pages (every zone span is empty)");
+	if (last - first > MM_MAX_SPAN_PAGES)
+		return fail(err, errlen, "config: memory spans %lu pages, more than the limit %lu",
+			    last - first, MM_MAX_SPAN_PAGES);
+
+	if (c->nr_holes > MM_MAX_HOLES)
+		return fail(err, errlen, "config: nr_holes %u larger than %d", c->nr_holes, MM_MAX_HOLES);
+	unsigned long hole_pages = 0;
+	for (unsigned int i = 0; i < c->nr_holes; i++) {
+		const struct mm_span *h = &c->holes[i];
+		if (h->end_pfn <= h->start_pfn)
+			return fail(err, errlen, "config: hole %u [%lu, %lu) is empty or reversed", i,
+				    h->start_pfn, h->end_pfn);
+		int inside = -1;
+		for (int z = 0; z < MAX_NR_ZONES; z++)
+			if (h->start_pfn >= c->zones[z].start_pfn && h->end_pfn <= c->zones[z].end_pfn &&
+			    c->zones[z].end_pfn > c->zones[z].start_pfn)
+				inside = z;
+		if (inside < 0)
+			return fail(err, errlen, "config: hole %u [%lu, %lu) is not inside one zone's span", i,
+				    h->start_pfn, h->end_pfn);
+		for (unsigned int j = 0; j < i; j++)
+			if (h->start_pfn < c->holes[j].end_pfn && c->holes[j].start_pfn < h->end_pfn)
+				return fail(err, errlen, "config: holes %u and %u overlap", j, i);
+		hole_pages += h->end_pfn - h->start_pfn;
+	}
+	if (hole_pages >= pages)
+		return fail(err, errlen, "config: zero pages (holes cover every zone)");
+
+	if (c->min_free_kbytes > (pages - hole_pages) * (MM_PAGE_SIZE / 1024))
+		return fail(err, errlen, "config: min_free_kbytes %lu is more than all memory (%lu kB)",
+			    c->min_free_kbytes, (pages - hole_pages) * (MM_PAGE_SIZE / 1024));
+	if (c->watermark_scale_factor > 3000)
+		return fail(err, errlen, "config: watermark_scale_factor %u out of range 0..3000 (0: default 10)",
+			    c->watermark_scale_factor);
+	if (c->wmark_algo != MM_WMARK_MODERN && c->wmark_algo != MM_WMARK_2008)
+		return fail(err, errlen, "config: wmark_algo %d unknown", (int)c->wmark_algo);
+	if (c->bad_policy != MM_BAD_REPORT && c->bad_policy != MM_BAD_ABORT)
+		return fail(err, errlen, "config: bad_policy %d unknown", (int)c->bad_policy);
+	if (c->debug > 3)
+		return fail(err, errlen, "config: debug %u out of range 0..3", c->debug);
+	return pcp_config_validate(c, err, errlen);
+}
+
+/* free_area_init_core(): spans, present pages, empty free lists. */
+static int zones_init(struct mm *mm, char *err, size_t errlen)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &mm->zones[z];
+		memset(zone, 0, sizeof(*zone));
+		zone->mm = mm;
+		zone->idx = z;
+		zone->name = zone_names[z];
+		zone->zone_start_pfn = mm->cfg.zones[z].start_pfn;
+		zone->spanned_pages = mm->cfg.zones[z].end_pfn - mm->cfg.zones[z].start_pfn;
+		spin_lock_init(&zone->lock);
+		for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++)
+			for (int mt = 0; mt < MIGRATE_TYPES; mt++)
+				INIT_LIST_HEAD(&zone->free_area[o].free_list[mt]);
+		if (!zone->spanned_pages)
+			continue;
+		for (unsigned long pfn = zone->zone_start_pfn; pfn < zone_end_pfn(zone); pfn++)
+			zone->present_pages += __pfn_valid(mm, pfn);
+		zone->pageblock_base_pfn = zone->zone_start_pfn & ~(pageblock_nr_pages(mm) - 1);
+		unsigned long nblocks = ((zone_end_pfn(zone) - zone->pageblock_base_pfn) >> mm->pageblock_order) + 1;
+		zone->pageblock_flags = malloc(nblocks);
+		if (!zone->pageblock_flags)
+			return fail(err, errlen, "out of memory for pageblock flags");
+		memset(zone->pageblock_flags, MIGRATE_MOVABLE, nblocks);
+	}
+	return 0;
+}
+
+/*
+ * memblock_free_all() / __free_pages_memory(): release every run of valid
+ * pfns in the largest naturally aligned blocks that fit, so the buddy
+ * allocator merges them as far as alignment and holes allow.
+ */
+void mm_free_all_memory(struct mm *mm)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &mm->zones[z];
+		unsigned long pfn = zone->zone_start_pfn, end = zone_end_pfn(zone);
+		while (pfn < end) {
+			if (!__pfn_valid(mm, pfn)) {
+				pfn++;
+				continue;
+			}
+			unsigned int order = pfn ? (unsigned int)__builtin_ctzl(pfn) : mm->max_order;
+			order = MIN(order, mm->max_order);
+			for (;;) {
+				unsigned long n = 1UL << order, i;
+				bool ok = pfn + n <= end;
+				for (i = 0; ok && i < n; i++)
+					ok = __pfn_valid(mm, pfn + i);
+				if (ok)
+					break;
+				order--;
+			}
+			zone_free_page_range(zone, pfn, order, MIGRATE_MOVABLE);
+			pfn += 1UL << order;
+		}
+	}
+}
+
+struct mm *mm_create(const struct mm_config *c, char *err, size_t errlen)
+{
+	char dummy[8];
+	if (!err || !errlen) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	if (mm_config_validate(c, err, errlen))
+		return NULL;
+
+	struct mm *mm = calloc(1, sizeof(*mm));
+	if (!mm) {
+		fail(err, errlen, "out of memory for struct mm");
+		return NULL;
+	}
+	mm->cfg = *c;
+	if (!mm->cfg.watermark_scale_factor)
+		mm->cfg.watermark_scale_factor = 10;
+	mm->max_order = c->max_order;
+	mm->pageblock_order = c->pageblock_order;
+	mm->first_pfn = ~0UL;
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		if (c->zones[z].end_pfn == c->zones[z].start_pfn)
+			continue;
+		mm->first_pfn = MIN(mm->first_pfn, c->zones[z].start_pfn);
+		mm->end_pfn = MAX(mm->end_pfn, c->zones[z].end_pfn);
+	}
+	for (int z = 0; z < MAX_NR_ZONES; z++)   /* empty zones sit at the end of memory */
+		if (c->zones[z].end_pfn == c->zones[z].start_pfn)
+			mm->cfg.zones[z] = (struct mm_span){ mm->end_pfn, mm->end_pfn };
+	spin_lock_init(&mm->shrinker_lock);
+	spin_lock_init(&mm->report_lock);
+
+	if (memmap_create(mm, err, errlen) || zones_init(mm, err, errlen)) {
+		mm_destroy(mm);
+		return NULL;
+	}
+	memmap_init_pages(mm);
+	mm_free_all_memory(mm);
+	init_per_zone_wmark_min(mm);
+	if (pcp_setup(mm, err, errlen)) {
+		mm_destroy(mm);
+		return NULL;
+	}
+	return mm;
+}
+
+void mm_destroy(struct mm *mm)
+{
+	if (!mm)
+		return;
+	pcp_teardown(mm);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		free(mm->zones[z].pageblock_flags);
+	memmap_destroy(mm);
+	free(mm);
+}
+
+int mm_reset(struct mm *mm)
+{
+	pcp_reset(mm);
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &mm->zones[z];
+		for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++) {
+			for (int mt = 0; mt < MIGRATE_TYPES; mt++)
+				INIT_LIST_HEAD(&zone->free_area[o].free_list[mt]);
+			zone->free_area[o].nr_free = 0;
+		}
+		for (int i = 0; i < NR_VM_ZONE_STAT_ITEMS; i++)
+			atomic_store(&zone->vm_stat[i], 0);
+		atomic_store(&zone->managed_pages, 0);
+		zone->nr_reserved_highatomic = 0;
+		if (zone->pageblock_flags)
+			memset(zone->pageblock_flags, MIGRATE_MOVABLE,
+			       ((zone_end_pfn(zone) - zone->pageblock_base_pfn) >> mm->pageblock_order) + 1);
+	}
+	for (int i = 0; i < NR_VM_EVENT_ITEMS; i++)
+		atomic_store(&mm->vm_events[i], 0);
+	atomic_store(&mm->nr_reports, 0);
+	memset(&mm->last_report, 0, sizeof(mm->last_report));
+	mm->shrinkers = NULL;
+	mm->client_walk = NULL;
+	mm->client_ctx = NULL;
+	memmap_init_pages(mm);
+	mm_free_all_memory(mm);
+	init_per_zone_wmark_min(mm);
+	return 0;
+}
+
+const struct mm_config *mm_get_config(const struct mm *mm)
+{
+	return &mm->cfg;
+}
+
+void mm_bug(const char *file, int line, const char *cond)
+{
+	fprintf(stderr, "mmfuzz: BUG at %s:%d: %s\n", file, line, cond);
+	abort();
+}

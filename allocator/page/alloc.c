@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alloc.c - the page allocator's entry points: gfp decoding, the zonelist
+ * walk with watermark checks (get_page_from_freelist), the slow path with
+ * reclaim, and freeing with the kernel's free-time page checks.
+ *
+ * Models mm/page_alloc.c of Linux 6.6: __alloc_pages(),
+ * prepare_alloc_pages(), get_page_from_freelist(), rmqueue(),
+ * rmqueue_buddy(), __alloc_pages_slowpath(), gfp_to_alloc_flags(),
+ * free_pages_prepare(), __free_pages_ok().  Not modelled: NUMA (one node),
+ * cpusets, compaction, kswapd as a thread, the OOM killer, watermark
+ * boosting, ALLOC_NOFRAGMENT, CMA.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "page/pcp.h"
+
+#define MAX_RECLAIM_RETRIES 16
+
+/* gfp_zone(): the highest zone the request may use (GFP_ZONE_TABLE, 64-bit). */
+int gfp_zone(gfp_t gfp)
+{
+	if (gfp & __GFP_DMA)
+		return ZONE_DMA;
+	if (gfp & __GFP_DMA32)
+		return ZONE_DMA32;
+	if ((gfp & (__GFP_HIGHMEM | __GFP_MOVABLE)) == (__GFP_HIGHMEM | __GFP_MOVABLE))
+		return ZONE_MOVABLE;
+	return ZONE_NORMAL;
+}
+
+/* gfp_migratetype(): the mobility hint bits select the free lists. */
+int gfp_migratetype(gfp_t gfp)
+{
+	if (gfp & __GFP_MOVABLE)
+		return MIGRATE_MOVABLE;
+	if (gfp & __GFP_RECLAIMABLE)
+		return MIGRATE_RECLAIMABLE;
+	return MIGRATE_UNMOVABLE;
+}
+
+/* gfp_to_alloc_flags(): the slow path's flags (6.6, order-aware). */
+static unsigned int gfp_to_alloc_flags_order(gfp_t gfp, unsigned int order)
+{
+	unsigned int alloc_flags = ALLOC_WMARK_MIN | ALLOC_CPUSET;
+
+	if (gfp & __GFP_HIGH)
+		alloc_flags |= ALLOC_MIN_RESERVE;
+	if (gfp & __GFP_KSWAPD_RECLAIM)
+		alloc_flags |= ALLOC_KSWAPD;
+	if (!(gfp & __GFP_DIRECT_RECLAIM)) {
+		/* Not worth trying to allocate harder for __GFP_NOMEMALLOC. */
+		if (!(gfp & __GFP_NOMEMALLOC)) {
+			alloc_flags |= ALLOC_NON_BLOCK;
+			if (order > 0)
+				alloc_flags |= ALLOC_HIGHATOMIC;
+		}
+		if (alloc_flags & ALLOC_MIN_RESERVE)
+			alloc_flags &= ~ALLOC_CPUSET;
+	}
+	return alloc_flags;
+}
+
+unsigned int gfp_to_alloc_flags(gfp_t gfp)
+{
+	return gfp_to_alloc_flags_order(gfp, 0);
+}
+
+/* prep_compound_page(): head, page[1].compound_order, tails point at the head. */
+static void prep_compound_page(struct page *page, unsigned int order)
+{
+	unsigned long nr = 1UL << order;
+
+	page_flag_set(page, PG_head);
+	for (unsigned long i = 1; i < nr; i++)
+		WRITE_ONCE(page[i].compound_head, (unsigned long)page | 1UL);
+	page[1].compound_order = (unsigned char)order;
+}
+
+/* post_alloc_hook() + prep_new_page(): the page becomes the caller's. */
+void prep_new_page(struct mm *mm, struct page *page, unsigned int order, gfp_t gfp)
+{
+	unsigned long pfn = __page_to_pfn(mm, page);
+
+	page->private_ = 0;
+	page->index = 0;
+	set_page_count(page, 1);                     /* set_page_refcounted() */
+	page->owner_order = order + 1;               /* page_owner */
+	page->debug_ = (unsigned int)gfp_migratetype(gfp);
+	kasan_unpoison(__page_address(mm, pfn), MM_PAGE_SIZE << order);
+	if (gfp & __GFP_ZERO)
+		memset(__page_address(mm, pfn), 0, MM_PAGE_SIZE << order);
+	if (order && (gfp & __GFP_COMP))
+		prep_compound_page(page, order);
+	__mod_zone_page_state(page_zone(mm, page), NR_ZONE_ALLOCATED, 1L << order);
+}
+
+/*
+ * check_new_page(): a page coming off a free list must look free.  A page
+ * that does not is reported and leaked (the kernel's "bad page" policy).
+ */
+static bool check_new_pages(struct mm *mm, struct page *page, unsigned int order)
+{
+	for (unsigned long i = 0; i < (1UL << order); i++) {
+		struct page *p = page + i;
+		if (unlikely(page_count(p) != 0 || (p->flags & PAGE_FLAGS_CHECK_AT_FREE) || p->owner_order)) {
+			bad_page(mm, p, page_count(p) ? "nonzero _refcount" :
+				 p->owner_order ? "page on a free list is owned" :
+				 "PAGE_FLAGS_CHECK_AT_PREP flag(s) set");
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * rmqueue_buddy(): take a block from the zone under zone->lock.  The
+ * highatomic reserve first for those allowed it, and as a last resort for
+ * OOM victims.
+ */
+static struct page *rmqueue_buddy(struct zone *zone, unsigned int order, unsigned int alloc_flags,
+				  int migratetype)
+{
+	struct mm *mm = zone->mm;
+	struct page *page;
+	unsigned long flags;
+	int tries = 4;   /* bad pages are leaked and skipped: bounded (T1) */
+
+	do {
+		page = NULL;
+		spin_lock_irqsave(&zone->lock, flags);
+		if (alloc_flags & ALLOC_HIGHATOMIC)
+			page = __rmqueue_smallest(zone, order, MIGRATE_HIGHATOMIC);
+		if (!page) {
+			page = __rmqueue(zone, order, migratetype, alloc_flags);
+			/* OOM handling may take the highatomic reserve: failing now is worse. */
+			if (!page && (alloc_flags & ALLOC_OOM))
+				page = __rmqueue_smallest(zone, order, MIGRATE_HIGHATOMIC);
+			if (!page) {
+				spin_unlock_irqrestore(&zone->lock, flags);
+				return NULL;
+			}
+		}
+		__mod_zone_freepage_state(zone, -(1L << order), (int)page->index);
+		spin_unlock_irqrestore(&zone->lock, flags);
+	} while (check_new_pages(mm, page, order) && --tries);
+	if (!tries)
+		return NULL;
+	__count_vm_events(mm, PGALLOC, 1UL << order);
+	return page;
+}
+
+/* rmqueue(): small orders through the per-cpu lists, the rest from the buddy. */
+static struct page *rmqueue(struct zone *zone, unsigned int order, gfp_t gfp,
+			    unsigned int alloc_flags, int migratetype)
+{
+	struct page *page;
+
+	if (likely(pcp_allowed_order(order))) {
+		page = rmqueue_pcplist(zone, order, migratetype, alloc_flags);
+		if (likely(page))
+			return page;
+	}
+	(void)gfp;
+	return rmqueue_buddy(zone, order, alloc_flags, migratetype);
+}
+
+/*
+ * get_page_from_freelist(): walk the zonelist from the highest usable zone
+ * down, take the first zone whose watermark allows the request.
+ */
+static struct page *get_page_from_freelist(struct mm *mm, gfp_t gfp, unsigned int order,
+					   unsigned int alloc_flags, int highest_zoneidx, int migratetype)
+{
+	for (int z = highest_zoneidx; z >= 0; z--) {
+		struct zone *zone = &mm->zones[z];
+		struct page *page;
+
+		if (!populated_zone(zone))
+			continue;
+		if (!(alloc_flags & ALLOC_NO_WATERMARKS)) {
+			unsigned long mark = zone_wmark_pages(zone, alloc_flags & ALLOC_WMARK_MASK);
+			if (!zone_watermark_fast(zone, order, mark, highest_zoneidx, alloc_flags, gfp))
+				continue;
+		}
+		page = rmqueue(zone, order, gfp, alloc_flags, migratetype);
+		if (page) {
+			prep_new_page(mm, page, order, gfp);
+			/* A high-order atomic allocation reserves its pageblock for the next one. */
+			if (unlikely(alloc_flags & ALLOC_HIGHATOMIC) && order)
+				reserve_highatomic_pageblock(zone, page);
+			return page;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * __alloc_pages_slowpath(): lower the watermark to min (with the reserves
+ * the gfp allows), reclaim through the shrinkers, give back highatomic
+ * reserves and drain the pcp lists, retry while reclaim makes progress.
+ * No OOM killer: after the retries the allocation fails with no side effects.
+ */
+static noinline struct page *__alloc_pages_slowpath(struct mm *mm, gfp_t gfp, unsigned int order,
+						    int highest_zoneidx, int migratetype)
+{
+	unsigned int alloc_flags = gfp_to_alloc_flags_order(gfp, order);
+	bool can_direct_reclaim = gfp & __GFP_DIRECT_RECLAIM;
+	int no_progress_loops = 0, loops = 0;
+	bool drained = false;
+	struct page *page;
+
+	page = get_page_from_freelist(mm, gfp, order, alloc_flags, highest_zoneidx, migratetype);
+	if (page)
+		return page;
+
+	/* __GFP_MEMALLOC: the emergency reserves, ignoring watermarks. */
+	if ((gfp & __GFP_MEMALLOC) && !(gfp & __GFP_NOMEMALLOC)) {
+		page = get_page_from_freelist(mm, gfp, order, ALLOC_NO_WATERMARKS, highest_zoneidx, migratetype);
+		if (page)
+			return page;
+	}
+
+	while (can_direct_reclaim && loops++ < 4 * MAX_RECLAIM_RETRIES) {
+		unsigned long progress = try_to_free_pages(mm, gfp, order, highest_zoneidx);
+
+		page = get_page_from_freelist(mm, gfp, order, alloc_flags, highest_zoneidx, migratetype);
+		if (page)
+			return page;
+		/* Reclaim did not help: give back reserves held elsewhere, once. */
+		if (!drained) {
+			unreserve_highatomic_pageblock(mm, highest_zoneidx, false);
+			drain_all_pages(mm, NULL);
+			drained = true;
+			continue;
+		}
+		if (gfp & __GFP_NORETRY)
+			break;
+		no_progress_loops = progress ? 0 : no_progress_loops + 1;
+		if (no_progress_loops > MAX_RECLAIM_RETRIES) {
+			/* should_reclaim_retry(): last chance - the highatomic reserve too. */
+			if (unreserve_highatomic_pageblock(mm, highest_zoneidx, true))
+				continue;
+			break;
+		}
+	}
+	__count_vm_events(mm, ALLOCFAIL, 1);
+	return NULL;
+}
+
+/* __alloc_pages(): the heart of the zoned buddy allocator. */
+struct page *alloc_pages(struct mm *mm, gfp_t gfp, unsigned int order)
+{
+	struct page *page;
+	int highest_zoneidx, migratetype;
+
+	/* There are several places where we assume that the order value is sane. */
+	if (unlikely(order > MAX_ORDER(mm)))
+		return NULL;
+	if (unlikely(gfp & ~MM_GFP_VALID_MASK)) {
+		mm_report(mm, "bad_gfp", ~0UL, 0, "alloc_pages: invalid gfp bits %#x", gfp & ~MM_GFP_VALID_MASK);
+		return NULL;
+	}
+	highest_zoneidx = gfp_zone(gfp);
+	migratetype = gfp_migratetype(gfp);
+
+	/* First allocation attempt: the low watermark. */
+	page = get_page_from_freelist(mm, gfp, order, ALLOC_WMARK_LOW, highest_zoneidx, migratetype);
+	if (likely(page))
+		return page;
+	return __alloc_pages_slowpath(mm, gfp, order, highest_zoneidx, migratetype);
+}
+
+unsigned long __get_free_pages(struct mm *mm, gfp_t gfp, unsigned int order)
+{
+	struct page *page = alloc_pages(mm, gfp & ~__GFP_HIGHMEM, order);
+	return page ? (unsigned long)page_address(mm, page) : 0;
+}
+
+unsigned long get_zeroed_page(struct mm *mm, gfp_t gfp)
+{
+	return __get_free_pages(mm, gfp | __GFP_ZERO, 0);
+}
+
+/* ---------------------------------------------------------------- free */
+
+/*
+ * free_page_is_bad_report(): name what is wrong with a page being freed
+ * (page_bad_reason()).  Only reached when the cheap combined test failed.
+ */
+static noinline void free_page_is_bad_report(struct mm *mm, struct page *page, unsigned int order)
+{
+	unsigned long pfn = __page_to_pfn(mm, page);
+
+	if (PageTail(page)) {
+		bad_page(mm, page, "freeing a tail page of a compound page");
+		return;
+	}
+	if (page->flags & PAGE_FLAGS_CHECK_AT_FREE) {
+		bad_page(mm, page, PageBuddy(page) ? "page is already free (PageBuddy): double free" :
+				   "PAGE_FLAGS_CHECK_AT_FREE flag(s) set");
+		return;
+	}
+	if (page_count(page) == 0) {
+		/* Inside an allocation, or free (inside a buddy block or on a pcp list)? */
+		for (unsigned int o = 1; o <= MAX_ORDER(mm); o++) {
+			unsigned long head = pfn & ~((1UL << o) - 1);
+			if (!__pfn_valid(mm, head))
+				break;
+			struct page *h = __pfn_to_page(mm, head);
+			if (page_count(h) > 0 && h->owner_order > o) {
+				bad_page(mm, page, "freeing an interior page of a higher-order allocation");
+				return;
+			}
+		}
+		bad_page(mm, page, "page refcount is zero: double free");
+		return;
+	}
+	if (page_count(page) != 1) {
+		bad_page(mm, page, "nonzero _refcount after put");
+		return;
+	}
+	if (page->owner_order != order + 1) {
+		char why[96];
+		snprintf(why, sizeof(why), "order mismatch: allocated as order %u, freed as order %u",
+			 page->owner_order - 1, order);
+		bad_page(mm, page, why);
+		return;
+	}
+	if (PageHead(page) && page[1].compound_order != order) {
+		bad_page(mm, page, "compound_order mismatch");
+		return;
+	}
+	bad_page(mm, page, "corrupted page state");
+}
+
+/* The compound tails must still point at their head (free_tail_page_prepare()). */
+static bool free_tail_pages_bad(struct mm *mm, struct page *page, unsigned int order)
+{
+	for (unsigned long i = 1; i < (1UL << order); i++) {
+		if (READ_ONCE(page[i].compound_head) != ((unsigned long)page | 1UL)) {
+			bad_page(mm, &page[i], "compound_head not consistent");
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * free_pages_prepare(): validate the page and turn it back into a free
+ * page (refcount 0, no head/tail state, poisoned).  Returns false - and
+ * changes nothing - if the page must not be freed.
+ */
+bool free_pages_prepare(struct mm *mm, struct page *page, unsigned int order)
+{
+	bool compound = PageHead(page);
+
+	/* One combined test for the common case (STYLE rule 8). */
+	if (unlikely(order > MAX_ORDER(mm) || page_count(page) != 1 || page->owner_order != order + 1 ||
+		     (page->flags & PAGE_FLAGS_CHECK_AT_FREE) || PageTail(page) ||
+		     (compound && (order == 0 || page[1].compound_order != order)))) {
+		free_page_is_bad_report(mm, page, order);
+		return false;
+	}
+	if (compound && free_tail_pages_bad(mm, page, order))
+		return false;
+
+	if (compound) {
+		for (unsigned long i = 1; i < (1UL << order); i++)
+			page[i].compound_head = 0;
+		page[1].compound_order = 0;
+		page_flag_clear(page, PG_head);
+	}
+	set_page_count(page, 0);
+	page->owner_order = 0;
+	page->debug_ = 0;
+	page->private_ = 0;
+	kasan_poison(page_address(mm, page), MM_PAGE_SIZE << order);
+	__mod_zone_page_state(page_zone(mm, page), NR_ZONE_ALLOCATED, -(1L << order));
+	return true;
+}
+
+/* __free_pages_ok() / free_one_page(): back to the buddy under zone->lock. */
+static void __free_pages_ok(struct mm *mm, struct page *page, unsigned int order)
+{
+	unsigned long pfn = __page_to_pfn(mm, page), flags;
+	struct zone *zone = page_zone(mm, page);
+
+	spin_lock_irqsave(&zone->lock, flags);
+	__free_one_page(zone, page, pfn, order, get_pfnblock_migratetype(mm, page, pfn));
+	spin_unlock_irqrestore(&zone->lock, flags);
+	__count_vm_events(mm, PGFREE, 1UL << order);
+}
+
+/* Is @page a pointer to a struct page of this instance's memmap? */
+static bool page_in_memmap(struct mm *mm, const struct page *page, unsigned long *pfn)
+{
+	uintptr_t p = (uintptr_t)page, lo = (uintptr_t)mm->memmap;
+	if (p < lo || p >= (uintptr_t)(mm->memmap + (mm->end_pfn - mm->first_pfn)) ||
+	    (p - lo) % sizeof(struct page))
+		return false;
+	*pfn = mm->first_pfn + (p - lo) / sizeof(struct page);
+	return __pfn_valid(mm, *pfn);
+}
+
+void __free_pages(struct mm *mm, struct page *page, unsigned int order)
+{
+	unsigned long pfn;
+
+	if (unlikely(!page_in_memmap(mm, page, &pfn))) {
+		mm_report(mm, "bad_free", ~0UL, 0, "__free_pages: %p is not a struct page of this memory", (void *)page);
+		return;
+	}
+	if (!free_pages_prepare(mm, page, order))
+		return;
+	if (pcp_allowed_order(order))
+		free_unref_page(mm, page, order);
+	else
+		__free_pages_ok(mm, page, order);
+}
+
+void free_pages(struct mm *mm, unsigned long addr, unsigned int order)
+{
+	uintptr_t base = (uintptr_t)mm->arena;
+
+	if (addr == 0)
+		return;     /* free_pages(0) is a no-op, as in the kernel */
+	if (addr < base || addr >= base + mm->arena_len) {
+		mm_report(mm, "bad_free", ~0UL, 0, "free_pages: address %#lx outside memory [%p, %p)",
+			  addr, (void *)mm->arena, (void *)(mm->arena + mm->arena_len));
+		return;
+	}
+	unsigned long pfn = mm->first_pfn + ((addr - base) >> MM_PAGE_SHIFT);
+	if (addr & (MM_PAGE_SIZE - 1)) {
+		mm_report(mm, "bad_free", pfn, 0, "free_pages: address %#lx is not page aligned", addr);
+		return;
+	}
+	if (!__pfn_valid(mm, pfn)) {
+		mm_report(mm, "bad_free", pfn, 0, "free_pages: address %#lx (pfn %#lx) is in a hole", addr, pfn);
+		return;
+	}
+	__free_pages(mm, __pfn_to_page(mm, pfn), order);
+}
+
+/* Used by pcp.c when pages leave a pcp list for the buddy. */
+void free_pages_to_buddy_locked(struct zone *zone, struct page *page, unsigned int order, int mt)
+{
+	__free_one_page(zone, page, __page_to_pfn(zone->mm, page), order, mt);
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * isolate.c - isolating one pageblock (mm/page_isolation.c, simplified):
+ * its free pages move to the MIGRATE_ISOLATE lists, stop counting in
+ * NR_FREE_PAGES and can no longer be allocated; pages freed into it stay
+ * there.  Unisolation gives them back and lets them merge again.
+ *
+ * The model isolates any pageblock (no has_unmovable_pages() test): it is
+ * there so that free pages exist on lists no allocation may use, which the
+ * watermark checks must not count.  Runs under zone->lock.
+ */
+#include "internal.h"
+
+/*
+ * split_free_page(): a free block larger than a pageblock that covers
+ * @pfn's pageblock is split into pageblock-sized blocks, each freed with its
+ * own pageblock's type (so the isolated one does not merge back).
+ */
+static void split_covering_block(struct zone *zone, unsigned long pfn)
+{
+	struct mm *mm = zone->mm;
+
+	for (unsigned int o = mm->pageblock_order + 1; o <= MAX_ORDER(mm); o++) {
+		unsigned long head = pfn & ~((1UL << o) - 1);
+		if (!__pfn_valid(mm, head))
+			continue;
+		struct page *hp = __pfn_to_page(mm, head);
+		if (!PageBuddy(hp) || buddy_order(hp) != o || page_zonenum(hp) != (unsigned)zone->idx)
+			continue;
+		int old_mt = get_pfnblock_migratetype(mm, hp, head);
+		del_page_from_free_list(zone, hp, o);
+		__mod_zone_freepage_state(zone, -(1L << o), old_mt);
+		for (unsigned long p = head; p < head + (1UL << o); p += pageblock_nr_pages(mm)) {
+			struct page *pp = __pfn_to_page(mm, p);
+			__free_one_page(zone, pp, p, mm->pageblock_order, get_pfnblock_migratetype(mm, pp, p));
+		}
+		return;
+	}
+}
+
+static struct zone *pageblock_zone(struct mm *mm, unsigned long pfn)
+{
+	if (!__pfn_valid(mm, pfn))
+		return NULL;
+	return page_zone(mm, __pfn_to_page(mm, pfn));
+}
+
+int mm_isolate_pageblock(struct mm *mm, unsigned long pfn)
+{
+	struct zone *zone = pageblock_zone(mm, pfn);
+	unsigned long flags;
+
+	if (!zone)
+		return -1;
+	unsigned long start = pfn & ~(pageblock_nr_pages(mm) - 1);
+	/* A pageblock straddling the zone boundary cannot be moved as a whole. */
+	if (!zone_spans_pfn(zone, start) || !zone_spans_pfn(zone, start + pageblock_nr_pages(mm) - 1))
+		return -1;
+	spin_lock_irqsave(&zone->lock, flags);
+	struct page *page = __pfn_to_page(mm, pfn);
+	int mt = get_pfnblock_migratetype(mm, page, pfn);
+	if (is_migrate_isolate(mt) || is_migrate_highatomic(mt)) {
+		spin_unlock_irqrestore(&zone->lock, flags);
+		return -1;
+	}
+	set_pageblock_migratetype(zone, pfn, MIGRATE_ISOLATE);
+	split_covering_block(zone, pfn);
+	unsigned long nr = move_freepages_block(zone, page, MIGRATE_ISOLATE);
+	__mod_zone_freepage_state(zone, -(long)nr, mt);
+	spin_unlock_irqrestore(&zone->lock, flags);
+	return 0;
+}
+
+int mm_unisolate_pageblock(struct mm *mm, unsigned long pfn)
+{
+	struct zone *zone = pageblock_zone(mm, pfn);
+	unsigned long flags;
+
+	if (!zone)
+		return -1;
+	spin_lock_irqsave(&zone->lock, flags);
+	struct page *page = __pfn_to_page(mm, pfn);
+	if (!is_migrate_isolate(get_pfnblock_migratetype(mm, page, pfn))) {
+		spin_unlock_irqrestore(&zone->lock, flags);
+		return -1;
+	}
+	set_pageblock_migratetype(zone, pfn, MIGRATE_MOVABLE);
+	unsigned long nr = move_freepages_block(zone, page, MIGRATE_MOVABLE);
+	__mod_zone_freepage_state(zone, (long)nr, MIGRATE_MOVABLE);
+	/*
+	 * Below pageblock_order the isolated blocks merged with each other as
+	 * usual; only a whole free pageblock was kept from merging with its
+	 * neighbour.  Free that one again so coalescing is maximal.
+	 */
+	unsigned long start = pfn & ~(pageblock_nr_pages(mm) - 1);
+	if (__pfn_valid(mm, start)) {
+		struct page *sp = __pfn_to_page(mm, start);
+		if (PageBuddy(sp) && buddy_order(sp) >= mm->pageblock_order &&
+		    page_zonenum(sp) == (unsigned)zone->idx) {
+			unsigned int o = buddy_order(sp);
+			del_page_from_free_list(zone, sp, o);
+			__mod_zone_freepage_state(zone, -(1L << o), MIGRATE_MOVABLE);
+			__free_one_page(zone, sp, start, o, MIGRATE_MOVABLE);
+		}
+	}
+	spin_unlock_irqrestore(&zone->lock, flags);
+	return 0;
+}

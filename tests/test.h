@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test.h - a minimal assertion harness for ctest executables.  Every CHECK
+ * counts; a failed one prints file:line and the expression, and the test
+ * exits non-zero at the end (TEST_DONE) or at once (REQUIRE).
+ */
+#ifndef MM_TEST_H
+#define MM_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int test_failures;
+static int test_checks;
+
+#define CHECK(cond)                                                                   \
+	do {                                                                          \
+		test_checks++;                                                        \
+		if (!(cond)) {                                                        \
+			test_failures++;                                              \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+		}                                                                     \
+	} while (0)
+
+#define CHECK_MSG(cond, ...)                                                          \
+	do {                                                                          \
+		test_checks++;                                                        \
+		if (!(cond)) {                                                        \
+			test_failures++;                                              \
+			fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);                                 \
+			fputc('\n', stderr);                                          \
+		}                                                                     \
+	} while (0)
+
+#define REQUIRE(cond)                                                                 \
+	do {                                                                          \
+		test_checks++;                                                        \
+		if (!(cond)) {                                                        \
+			fprintf(stderr, "%s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, #cond); \
+			exit(1);                                                      \
+		}                                                                     \
+	} while (0)
+
+/* The checker must be clean; prints the violation when it is not. */
+#define CHECK_MM(mm, level)                                                           \
+	do {                                                                          \
+		struct mm_violation v_;                                               \
+		test_checks++;                                                        \
+		if (!mm_check((mm), (level), &v_)) {                                  \
+			test_failures++;                                              \
+			fprintf(stderr, "%s:%d: mm_check: %s\n", __FILE__, __LINE__, v_.msg); \
+		}                                                                     \
+	} while (0)
+
+#define TEST_DONE()                                                                   \
+	do {                                                                          \
+		printf("%s: %d checks, %d failed\n", __FILE__, test_checks, test_failures); \
+		return test_failures ? 1 : 0;                                         \
+	} while (0)
+
+#endif /* MM_TEST_H */

@@ -243,7 +243,7 @@ struct mm *mm_create(const struct mm_config *c, char *err, size_t errlen)
 	memmap_init_pages(mm);
 	mm_free_all_memory(mm);
 	init_per_zone_wmark_min(mm);
-	if (pcp_setup(mm, err, errlen)) {
+	if (mm_cpus_setup(mm, err, errlen) || pcp_setup(mm, err, errlen)) {
 		mm_destroy(mm);
 		return NULL;
 	}
@@ -255,6 +255,7 @@ void mm_destroy(struct mm *mm)
 	if (!mm)
 		return;
 	pcp_teardown(mm);
+	mm_cpus_teardown(mm);
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		free(mm->zones[z].pageblock_flags);
 	memmap_destroy(mm);
@@ -264,6 +265,7 @@ void mm_destroy(struct mm *mm)
 int mm_reset(struct mm *mm)
 {
 	pcp_reset(mm);
+	mm_cpus_reset(mm);
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &mm->zones[z];
 		for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++) {

@@ -9,6 +9,8 @@
 #ifndef MM_VCPU_H
 #define MM_VCPU_H
 
+#include <stddef.h>
+
 #include "cpu/spinlock.h"
 
 struct mm_task_state {
@@ -40,5 +42,11 @@ static inline void spin_unlock(spinlock_t *l)
 }
 #define spin_lock_irqsave(l, flags) do { local_irq_save(flags); spin_lock(l); } while (0)
 #define spin_unlock_irqrestore(l, flags) do { spin_unlock(l); local_irq_restore(flags); } while (0)
+
+struct mm;
+/* Called by mm.c: allocate / free / reinitialise mm->cpus. */
+int mm_cpus_setup(struct mm *mm, char *err, size_t errlen);
+void mm_cpus_teardown(struct mm *mm);
+void mm_cpus_reset(struct mm *mm);
 
 #endif /* MM_VCPU_H */

@@ -20,6 +20,8 @@ void memmap_init_pages(struct mm *mm);          /* every valid struct page reser
 
 /* ---- mm.c ---- */
 void mm_free_all_memory(struct mm *mm);         /* memblock_free_all(): hand every valid pfn to the buddy */
+/* T1: a loop in the allocator ran past its bound - report the hang and abort. */
+void mm_hang(struct mm *mm, const char *where, unsigned long iterations) __attribute__((noreturn));
 
 /* ---- page/buddy.c ---- */
 void __free_one_page(struct zone *zone, struct page *page, unsigned long pfn,
@@ -39,6 +41,7 @@ int gfp_zone(gfp_t gfp);
 int gfp_migratetype(gfp_t gfp);
 unsigned int gfp_to_alloc_flags(gfp_t gfp);
 void prep_new_page(struct mm *mm, struct page *page, unsigned int order, gfp_t gfp);
+bool check_new_pages(struct mm *mm, struct page *page, unsigned int order);
 bool free_pages_prepare(struct mm *mm, struct page *page, unsigned int order);
 
 /* ---- page/watermark.c ---- */

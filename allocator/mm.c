@@ -304,3 +304,11 @@ void mm_bug(const char *file, int line, const char *cond)
 	fprintf(stderr, "mmfuzz: BUG at %s:%d: %s\n", file, line, cond);
 	abort();
 }
+
+void mm_hang(struct mm *mm, const char *where, unsigned long iterations)
+{
+	(void)mm;
+	fprintf(stderr, "mmfuzz: T1 violated: bounded loop exceeded in %s after %lu iterations (a hang)\n",
+		where, iterations);
+	abort();
+}

@@ -100,7 +100,7 @@ void prep_new_page(struct mm *mm, struct page *page, unsigned int order, gfp_t g
  * check_new_page(): a page coming off a free list must look free.  A page
  * that does not is reported and leaked (the kernel's "bad page" policy).
  */
-static bool check_new_pages(struct mm *mm, struct page *page, unsigned int order)
+bool check_new_pages(struct mm *mm, struct page *page, unsigned int order)
 {
 	for (unsigned long i = 0; i < (1UL << order); i++) {
 		struct page *p = page + i;

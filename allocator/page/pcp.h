@@ -11,6 +11,35 @@
 #define NR_PCP_ORDERS        (PAGE_ALLOC_COSTLY_ORDER + 1)
 #define NR_PCP_LISTS         (MIGRATE_PCPTYPES * NR_PCP_ORDERS)
 
+/*
+ * struct per_cpu_pages (Linux 6.6): one per zone per vCPU.  lock protects
+ * lists and count; high and batch are tunables written by runtime updates
+ * without the lock and read with READ_ONCE semantics (relaxed atomics here).
+ *
+ * Invariant P1 (pcp_check): count equals the pages on the lists; every page
+ * there belongs to this zone, has its list's order (private), is aligned to
+ * it, is not PageBuddy and has no reference; count stays near high (see
+ * pcp_check for the exact bound and why it is not simply count <= high).
+ */
+struct per_cpu_pages {
+	spinlock_t lock;                 /* protects lists, count, free_factor */
+	int count;                       /* pages (not blocks) on the lists */
+	atomic_int high;                 /* above this, free_pcppages_bulk trims */
+	atomic_int batch;                /* refill / trim chunk */
+	int high_seen;                   /* the largest high since the lists last fell under it (P1) */
+	short free_factor;               /* batch scaling while freeing without allocating */
+	struct list_head lists[NR_PCP_LISTS];  /* [order * MIGRATE_PCPTYPES + migratetype] */
+} __attribute__((aligned(64)));
+
+static inline unsigned int order_to_pindex(int migratetype, unsigned int order)
+{
+	return order * MIGRATE_PCPTYPES + (unsigned int)migratetype;
+}
+static inline unsigned int pindex_to_order(unsigned int pindex)
+{
+	return pindex / MIGRATE_PCPTYPES;
+}
+
 static inline bool pcp_allowed_order(unsigned int order)
 {
 	return order <= PAGE_ALLOC_COSTLY_ORDER;
@@ -24,7 +53,13 @@ void pcp_reset(struct mm *mm);
 struct page *rmqueue_pcplist(struct zone *zone, unsigned int order, int migratetype,
 			     unsigned int alloc_flags);
 void free_unref_page(struct mm *mm, struct page *page, unsigned int order);
-void drain_all_pages(struct mm *mm, struct zone *zone);
+void pcp_cpu_dead(struct mm *mm, int cpu);                 /* page_alloc_cpu_dead() */
+struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order, int migratetype,
+			       unsigned int alloc_flags, struct per_cpu_pages *pcp, struct list_head *list);
+struct per_cpu_pages *pcp_spin_trylock(struct zone *zone);
+void pcp_spin_unlock(struct per_cpu_pages *pcp);
+void free_unref_page_commit(struct zone *zone, struct per_cpu_pages *pcp, struct page *page,
+			    int migratetype, unsigned int order);
 
 /* The checker's view (check/check.c): P1, and every pcp page for B4. */
 bool pcp_check(struct mm *mm, int level, struct mm_violation *v);

@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "gfp.h"
+#include "list.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -148,6 +149,46 @@ void __free_pages(struct mm *mm, struct page *page, unsigned int order);
 unsigned long __get_free_pages(struct mm *mm, gfp_t gfp, unsigned int order);
 unsigned long get_zeroed_page(struct mm *mm, gfp_t gfp);
 void free_pages(struct mm *mm, unsigned long addr, unsigned int order);
+
+/* ---- per-cpu page lists (page/pcp.c) ---- */
+void drain_all_pages(struct mm *mm, struct zone *zone);    /* every vCPU; zone NULL: all zones */
+void drain_local_pages(struct mm *mm, struct zone *zone);  /* the current vCPU only */
+/* Runtime high/batch for every zone and vCPU (0: derive as at boot), like
+ * percpu_pagelist_high_fraction's handler; races with users by design. */
+int mm_pcp_update(struct mm *mm, unsigned int high, unsigned int batch);
+int mm_set_percpu_pagelist_high_fraction(struct mm *mm, unsigned int fraction);
+void mm_set_pcp_prefetch(struct mm *mm, bool on);
+struct mm_pcp_info {
+	int count, high, batch;
+};
+int mm_pcp_info(struct mm *mm, enum zone_type z, int cpu, struct mm_pcp_info *info);
+
+/* ---- bulk page paths (page/bulk.c) ---- */
+/*
+ * __alloc_pages_bulk(): order-0 pages into @page_list (NULL entries of
+ * @page_array are filled; populated ones are skipped).  Returns the number
+ * of populated entries of the array (those already there included) or the
+ * number of pages added to the list; never reads or writes past nr_pages.
+ */
+unsigned long __alloc_pages_bulk(struct mm *mm, gfp_t gfp, int nr_pages,
+				 struct list_head *page_list, struct page **page_array);
+static inline unsigned long alloc_pages_bulk_array(struct mm *mm, gfp_t gfp, unsigned long nr,
+						   struct page **array)
+{
+	return __alloc_pages_bulk(mm, gfp, (int)nr, NULL, array);
+}
+static inline unsigned long alloc_pages_bulk_list(struct mm *mm, gfp_t gfp, unsigned long nr,
+						  struct list_head *list)
+{
+	return __alloc_pages_bulk(mm, gfp, (int)nr, list, NULL);
+}
+/* Free order-0 pages linked through their lru (the list the bulk allocator fills). */
+void free_unref_page_list(struct mm *mm, struct list_head *list);
+/* Free @nr order-0 pages of an array, batching the per-cpu lock; NULL entries skipped. */
+void release_pages(struct mm *mm, struct page **pages, unsigned long nr);
+/* The page of a list entry filled by alloc_pages_bulk_list(), and back. */
+struct page *mm_lru_to_page(struct list_head *lru);
+struct list_head *mm_page_lru(struct page *page);
 
 /* ---- memory model (allocator/memmap.c) ---- */
 bool pfn_valid(const struct mm *mm, unsigned long pfn);

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bulk.c - the bulk page allocator and bulk free (mm/page_alloc.c,
+ * __alloc_pages_bulk() and free_unref_page_list() of Linux 6.6).
+ *
+ * __alloc_pages_bulk() takes this vCPU's pcp lock once and pops order-0
+ * pages from its list, refilling it from the buddy in batches; it falls back
+ * to the single-page allocator (and so to reclaim) when the pcp cannot be
+ * used or no zone meets the watermark.  Its contract, which the 2021 fixes
+ * established: populated array entries are skipped, the array is never read
+ * or written past nr_pages, and the return value is the number of populated
+ * entries - those already there included.
+ */
+#include "page/pcp.h"
+
+struct page *mm_lru_to_page(struct list_head *lru)
+{
+	return list_entry(lru, struct page, lru);
+}
+
+struct list_head *mm_page_lru(struct page *page)
+{
+	return &page->lru;
+}
+
+unsigned long __alloc_pages_bulk(struct mm *mm, gfp_t gfp, int nr_pages,
+				 struct list_head *page_list, struct page **page_array)
+{
+	unsigned int alloc_flags = ALLOC_WMARK_LOW;
+	int nr_populated = 0, nr_account = 0;
+	int highest_zoneidx, migratetype;
+	struct per_cpu_pages *pcp;
+	struct zone *zone = NULL;
+	struct page *page;
+
+	/* Skip populated array elements to determine if any pages need to be allocated. */
+#ifdef MM_INJECT_BULK_ARRAY_OVERRUN
+	while (page_array && page_array[nr_populated] && nr_populated < nr_pages)   /* injected */
+		nr_populated++;
+#else
+	while (page_array && nr_populated < nr_pages && page_array[nr_populated])
+		nr_populated++;
+#endif
+
+	/* No pages requested? */
+	if (unlikely(nr_pages <= 0))
+		goto out;
+	/* Already populated array? */
+	if (unlikely(page_array && nr_pages - nr_populated == 0))
+		goto out;
+	/* Use the single page allocator for one page. */
+	if (nr_pages - nr_populated == 1)
+		goto failed;
+	if (unlikely(gfp & ~MM_GFP_VALID_MASK))
+		goto failed;   /* alloc_pages() reports it */
+
+	highest_zoneidx = gfp_zone(gfp);
+	migratetype = gfp_migratetype(gfp);
+
+	/* Find an allowed zone that meets the low watermark with room for the whole request. */
+	for (int z = highest_zoneidx; z >= 0; z--) {
+		struct zone *c = &mm->zones[z];
+		if (!populated_zone(c))
+			continue;
+		unsigned long mark = zone_wmark_pages(c, alloc_flags & ALLOC_WMARK_MASK) + (unsigned long)nr_pages;
+		if (zone_watermark_fast(c, 0, mark, highest_zoneidx, alloc_flags, gfp)) {
+			zone = c;
+			break;
+		}
+	}
+	/* No zone meets the watermarks: one page through the slow path, with reclaim. */
+	if (unlikely(!zone))
+		goto failed;
+
+	/* spin_trylock may fail due to a parallel drain or IRQ reentrancy. */
+	pcp = pcp_spin_trylock(zone);
+	if (!pcp)
+		goto failed;
+
+	/* Attempt the batch allocation */
+	struct list_head *pcp_list = &pcp->lists[order_to_pindex(migratetype, 0)];
+	while (nr_populated < nr_pages) {
+		/* Skip existing pages */
+		if (page_array && page_array[nr_populated]) {
+			nr_populated++;
+			continue;
+		}
+		page = __rmqueue_pcplist(zone, 0, migratetype, alloc_flags, pcp, pcp_list);
+		if (unlikely(!page)) {
+			/* Try and allocate at least one page */
+			if (!nr_account) {
+				pcp_spin_unlock(pcp);
+				goto failed;
+			}
+			break;
+		}
+		nr_account++;
+		prep_new_page(mm, page, 0, gfp);
+		if (page_list)
+			list_add(&page->lru, page_list);
+		else
+			page_array[nr_populated] = page;
+		nr_populated++;
+	}
+	pcp_spin_unlock(pcp);
+	__count_vm_events(mm, PGALLOC, (unsigned long)nr_account);   /* statistics per page */
+out:
+#ifdef MM_INJECT_BULK_RETURN_COUNT
+	return (unsigned long)nr_account;   /* injected: this call's pages, 0 when already full */
+#else
+	return (unsigned long)nr_populated;
+#endif
+
+failed:
+	page = alloc_pages(mm, gfp, 0);
+	if (page) {
+		if (page_list)
+			list_add(&page->lru, page_list);
+		else
+			page_array[nr_populated] = page;
+		nr_populated++;
+		nr_account++;
+	}
+	goto out;
+}
+
+/*
+ * free_unref_page_list(): free a list of order-0 pages, taking the pcp lock
+ * once per run of pages of the same zone (6.6 batches the same way).  Pages
+ * that fail the free checks are reported and left alone.
+ */
+void free_unref_page_list(struct mm *mm, struct list_head *list)
+{
+	struct per_cpu_pages *pcp = NULL;
+	struct zone *locked_zone = NULL;
+	struct list_head *pos, *n;
+
+	list_for_each_safe(pos, n, list) {
+		struct page *page = list_entry(pos, struct page, lru);
+		list_del(&page->lru);
+		if (!free_pages_prepare(mm, page, 0))
+			continue;
+		unsigned long pfn = __page_to_pfn(mm, page);
+		struct zone *zone = page_zone(mm, page);
+		int mt = get_pfnblock_migratetype(mm, page, pfn);
+
+		page->index = (unsigned long)mt;
+		/* Isolated pageblocks: straight to the buddy, like free_unref_page(). */
+		if (unlikely(mt >= MIGRATE_PCPTYPES)) {
+			if (is_migrate_isolate(mt)) {
+				unsigned long flags;
+				if (pcp) {
+					pcp_spin_unlock(pcp);
+					pcp = NULL;
+					locked_zone = NULL;
+				}
+				spin_lock_irqsave(&zone->lock, flags);
+				__free_one_page(zone, page, pfn, 0, mt);
+				spin_unlock_irqrestore(&zone->lock, flags);
+				__count_vm_events(mm, PGFREE, 1);
+				continue;
+			}
+			mt = MIGRATE_MOVABLE;
+			page->index = MIGRATE_MOVABLE;
+		}
+		if (zone != locked_zone) {
+			if (pcp)
+				pcp_spin_unlock(pcp);
+			locked_zone = zone;
+			pcp = pcp_spin_trylock(zone);
+		}
+		if (unlikely(!pcp)) {
+			unsigned long flags;
+			locked_zone = NULL;
+			spin_lock_irqsave(&zone->lock, flags);
+			__free_one_page(zone, page, pfn, 0, get_pfnblock_migratetype(mm, page, pfn));
+			spin_unlock_irqrestore(&zone->lock, flags);
+			__count_vm_events(mm, PGFREE, 1);
+			continue;
+		}
+		free_unref_page_commit(zone, pcp, page, mt, 0);
+	}
+	if (pcp)
+		pcp_spin_unlock(pcp);
+}
+
+/* release_pages(): free an array of order-0 pages through the list path. */
+void release_pages(struct mm *mm, struct page **pages, unsigned long nr)
+{
+	LIST_HEAD_DECL(list);
+
+	for (unsigned long i = 0; i < nr; i++) {
+		struct page *page = pages[i];
+		unsigned long pfn;
+		if (!page)
+			continue;
+		/* Only real struct pages go on the list; the rest get their report from __free_pages. */
+		uintptr_t p = (uintptr_t)page, lo = (uintptr_t)mm->memmap;
+		if (p < lo || p >= (uintptr_t)(mm->memmap + (mm->end_pfn - mm->first_pfn)) ||
+		    (p - lo) % sizeof(struct page) || !__pfn_valid(mm, (pfn = mm->first_pfn + (p - lo) / sizeof(struct page))) ||
+		    page_count(page) != 1) {
+			__free_pages(mm, page, 0);
+			continue;
+		}
+		list_add_tail(&page->lru, &list);
+	}
+	free_unref_page_list(mm, &list);
+}

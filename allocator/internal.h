@@ -58,6 +58,13 @@ void mm_report(struct mm *mm, const char *kind, unsigned long pfn, unsigned long
 	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 void bad_page(struct mm *mm, struct page *page, const char *reason);
 
+/* ---- slab/ (SLUB): what mm.c, the checker and the CPU model call ---- */
+int slab_setup(struct mm *mm, char *err, size_t errlen);   /* kmalloc caches; mm->slab_state */
+void slab_teardown(struct mm *mm);                          /* after every cache is destroyed */
+void slab_reset(struct mm *mm);                             /* before the page allocator resets */
+bool slab_check(struct mm *mm, int level, struct mm_violation *v);   /* S1-S3 */
+void slab_cpu_dead(struct mm *mm, int cpu);                 /* flush the vCPU's slabs */
+
 /* ---- check/check.c ---- */
 bool mm_violate(struct mm_violation *v, enum mm_invariant inv, int zone, int cpu,
 		unsigned long pfn, unsigned int order, long expected, long found,

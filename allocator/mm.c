@@ -243,7 +243,7 @@ struct mm *mm_create(const struct mm_config *c, char *err, size_t errlen)
 	memmap_init_pages(mm);
 	mm_free_all_memory(mm);
 	init_per_zone_wmark_min(mm);
-	if (mm_cpus_setup(mm, err, errlen) || pcp_setup(mm, err, errlen)) {
+	if (mm_cpus_setup(mm, err, errlen) || pcp_setup(mm, err, errlen) || slab_setup(mm, err, errlen)) {
 		mm_destroy(mm);
 		return NULL;
 	}
@@ -254,6 +254,7 @@ void mm_destroy(struct mm *mm)
 {
 	if (!mm)
 		return;
+	slab_teardown(mm);
 	pcp_teardown(mm);
 	mm_cpus_teardown(mm);
 	for (int z = 0; z < MAX_NR_ZONES; z++)
@@ -264,6 +265,7 @@ void mm_destroy(struct mm *mm)
 
 int mm_reset(struct mm *mm)
 {
+	slab_reset(mm);
 	pcp_reset(mm);
 	mm_cpus_reset(mm);
 	for (int z = 0; z < MAX_NR_ZONES; z++) {

@@ -230,9 +230,9 @@ struct owner_map {
 	bool bad;
 };
 
-enum { OWN_BUDDY = 1, OWN_PCP, OWN_CLIENT, OWN_KERNEL };
+enum { OWN_BUDDY = 1, OWN_PCP, OWN_CLIENT, OWN_KERNEL, OWN_SLAB };
 static const char *const own_names[] = { "nowhere", "a buddy free block", "a pcp list",
-					 "a client allocation", "an allocation (memmap)" };
+					 "a client allocation", "an allocation (memmap)", "a slab" };
 
 static void owner_mark(struct owner_map *m, unsigned long pfn, unsigned long nr, int who)
 {
@@ -288,7 +288,11 @@ static bool check_conservation(struct mm *mm, struct mm_violation *v)
 			}
 	}
 	pcp_for_each_page_locked(mm, pcp_mark, &m);
-	/* What is allocated, by the memmap: heads with a reference and their order. */
+	/*
+	 * What is allocated, by the memmap: heads with a reference and their
+	 * order.  Slab pages belong to SLUB, the rest to clients.
+	 */
+	unsigned long client_pages = 0;
 	for (unsigned long pfn = mm->first_pfn; pfn < mm->end_pfn; pfn++) {
 		if (!__pfn_valid(mm, pfn))
 			continue;
@@ -296,8 +300,12 @@ static bool check_conservation(struct mm *mm, struct mm_violation *v)
 		if (page_count(p) > 0 && p->owner_order) {
 			unsigned long nr = 1UL << (p->owner_order - 1);
 			allocated += nr;
-			if (!mm->client_walk)
+			if (PageSlab(p))
+				owner_mark(&m, pfn, nr, OWN_SLAB);
+			else if (!mm->client_walk)
 				owner_mark(&m, pfn, nr, OWN_KERNEL);
+			else
+				client_pages += nr;
 		}
 	}
 	if (mm->client_walk) {
@@ -308,9 +316,10 @@ static bool check_conservation(struct mm *mm, struct mm_violation *v)
 		mm->client_walk(mm->client_ctx, client_mark, &m);
 		for (unsigned long i = 0; i < span; i++)
 			after += m.where[i] != 0;
-		if (!m.bad && after - before != allocated) {
-			ok = mm_violate(v, MM_INV_B4, -1, -1, ~0UL, 0, (long)allocated, (long)(after - before),
-					"clients hold %lu pages but the memmap shows %lu allocated", after - before, allocated);
+		if (!m.bad && after - before != client_pages) {
+			ok = mm_violate(v, MM_INV_B4, -1, -1, ~0UL, 0, (long)client_pages, (long)(after - before),
+					"clients hold %lu pages but the memmap shows %lu allocated to clients",
+					after - before, client_pages);
 			goto out;
 		}
 	}
@@ -505,6 +514,8 @@ bool mm_check(struct mm *mm, int level, struct mm_violation *v)
 	unlock_all_zones(mm, flags);
 	if (ok && level >= 2)
 		ok = pcp_check(mm, level, v);
+	if (ok && level >= 2)
+		ok = slab_check(mm, level, v);
 	if (ok && level >= 3) {
 		/* Lock order: every pcp->lock, then every zone->lock (page/pcp.c). */
 		pcp_lock_all(mm);

@@ -100,6 +100,16 @@ static inline void *__page_address(const struct mm *mm, unsigned long pfn)
 	return mm->arena + ((pfn - mm->first_pfn) << MM_PAGE_SHIFT);
 }
 
+/* Is @page a pointer to a struct page of a valid pfn of this instance? */
+static inline bool page_in_memmap(const struct mm *mm, const struct page *page)
+{
+	uintptr_t p = (uintptr_t)page, lo = (uintptr_t)mm->memmap;
+	if (p < lo || p >= (uintptr_t)(mm->memmap + (mm->end_pfn - mm->first_pfn)) ||
+	    (p - lo) % sizeof(struct page))
+		return false;
+	return __pfn_valid(mm, mm->first_pfn + (p - lo) / sizeof(struct page));
+}
+
 static inline unsigned int buddy_order(const struct page *p)
 {
 	return (unsigned int)p->private_;

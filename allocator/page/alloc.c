@@ -393,22 +393,9 @@ static void __free_pages_ok(struct mm *mm, struct page *page, unsigned int order
 	__count_vm_events(mm, PGFREE, 1UL << order);
 }
 
-/* Is @page a pointer to a struct page of this instance's memmap? */
-static bool page_in_memmap(struct mm *mm, const struct page *page, unsigned long *pfn)
-{
-	uintptr_t p = (uintptr_t)page, lo = (uintptr_t)mm->memmap;
-	if (p < lo || p >= (uintptr_t)(mm->memmap + (mm->end_pfn - mm->first_pfn)) ||
-	    (p - lo) % sizeof(struct page))
-		return false;
-	*pfn = mm->first_pfn + (p - lo) / sizeof(struct page);
-	return __pfn_valid(mm, *pfn);
-}
-
 void __free_pages(struct mm *mm, struct page *page, unsigned int order)
 {
-	unsigned long pfn;
-
-	if (unlikely(!page_in_memmap(mm, page, &pfn))) {
+	if (unlikely(!page_in_memmap(mm, page))) {
 		mm_report(mm, "bad_free", ~0UL, 0, "__free_pages: %p is not a struct page of this memory", (void *)page);
 		return;
 	}

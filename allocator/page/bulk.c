@@ -125,11 +125,11 @@ failed:
 }
 
 /*
- * free_unref_page_list(): free a list of order-0 pages, taking the pcp lock
- * once per run of pages of the same zone (6.6 batches the same way).  Pages
- * that fail the free checks are reported and left alone.
+ * The commit half of free_unref_page_list(): pages already through
+ * free_pages_prepare(), taking the pcp lock once per run of pages of the
+ * same zone (6.6 batches the same way).
  */
-void free_unref_page_list(struct mm *mm, struct list_head *list)
+static void free_prepared_page_list(struct mm *mm, struct list_head *list)
 {
 	struct per_cpu_pages *pcp = NULL;
 	struct zone *locked_zone = NULL;
@@ -138,8 +138,6 @@ void free_unref_page_list(struct mm *mm, struct list_head *list)
 	list_for_each_safe(pos, n, list) {
 		struct page *page = list_entry(pos, struct page, lru);
 		list_del(&page->lru);
-		if (!free_pages_prepare(mm, page, 0))
-			continue;
 		unsigned long pfn = __page_to_pfn(mm, page);
 		struct zone *zone = page_zone(mm, page);
 		int mt = get_pfnblock_migratetype(mm, page, pfn);
@@ -184,25 +182,45 @@ void free_unref_page_list(struct mm *mm, struct list_head *list)
 		pcp_spin_unlock(pcp);
 }
 
-/* release_pages(): free an array of order-0 pages through the list path. */
+/*
+ * free_unref_page_list(): free a list of order-0 pages.  Each page is
+ * checked (and its reference dropped) first; pages that fail are reported
+ * and left off the list.
+ */
+void free_unref_page_list(struct mm *mm, struct list_head *list)
+{
+	LIST_HEAD_DECL(ok);
+	struct list_head *pos, *n;
+
+	list_for_each_safe(pos, n, list) {
+		struct page *page = list_entry(pos, struct page, lru);
+		list_del(&page->lru);
+		if (free_pages_prepare(mm, page, 0))
+			list_add_tail(&page->lru, &ok);
+	}
+	free_prepared_page_list(mm, &ok);
+}
+
+/*
+ * release_pages(): free an array of order-0 pages.  As the kernel's, each
+ * reference is dropped while walking the array, so a page listed twice is
+ * caught (and reported) at its second entry instead of corrupting the batch.
+ */
 void release_pages(struct mm *mm, struct page **pages, unsigned long nr)
 {
 	LIST_HEAD_DECL(list);
 
 	for (unsigned long i = 0; i < nr; i++) {
 		struct page *page = pages[i];
-		unsigned long pfn;
 		if (!page)
 			continue;
-		/* Only real struct pages go on the list; the rest get their report from __free_pages. */
-		uintptr_t p = (uintptr_t)page, lo = (uintptr_t)mm->memmap;
-		if (p < lo || p >= (uintptr_t)(mm->memmap + (mm->end_pfn - mm->first_pfn)) ||
-		    (p - lo) % sizeof(struct page) || !__pfn_valid(mm, (pfn = mm->first_pfn + (p - lo) / sizeof(struct page))) ||
-		    page_count(page) != 1) {
+		/* Not a struct page of this memory: __free_pages reports it. */
+		if (!page_in_memmap(mm, page)) {
 			__free_pages(mm, page, 0);
 			continue;
 		}
-		list_add_tail(&page->lru, &list);
+		if (free_pages_prepare(mm, page, 0))
+			list_add_tail(&page->lru, &list);
 	}
-	free_unref_page_list(mm, &list);
+	free_prepared_page_list(mm, &list);
 }

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_bulk.c - the bulk page allocator's contract (the 2021 fixes): skip
+ * populated entries, return the number of populated entries, never touch
+ * the array past nr_pages (guard words, and an exact-size heap array for
+ * ASan), an already-full array, exhaustion half-way, the list variant, and
+ * bulk vs N single allocations leaving the same state and counters.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+#include "page/pcp.h"
+#include "test.h"
+
+#define GUARD 0x5a5a5a5a5a5a5a5aUL
+
+static struct mm *make_default(void)
+{
+	struct mm_config c;
+	char err[256];
+	mm_config_default(&c);
+	c.pcp_batch = 8;
+	c.pcp_high = 64;
+	struct mm *mm = mm_create(&c, err, sizeof(err));
+	REQUIRE(mm);
+	return mm;
+}
+
+static void test_guards_and_prepopulated(void)
+{
+	struct mm *mm = make_default();
+	struct {
+		uintptr_t before[4];
+		struct page *arr[32];
+		uintptr_t after[4];
+	} g;
+	for (int i = 0; i < 4; i++)
+		g.before[i] = g.after[i] = GUARD;
+	memset(g.arr, 0, sizeof(g.arr));
+
+	/* Pre-populate a few entries with pages of our own. */
+	struct page *mine[3];
+	int at[3] = { 0, 7, 31 };
+	for (int i = 0; i < 3; i++) {
+		REQUIRE((mine[i] = alloc_pages(mm, GFP_KERNEL, 0)));
+		g.arr[at[i]] = mine[i];
+	}
+	unsigned long pgalloc = mm_vm_event(mm, PGALLOC);
+	unsigned long n = alloc_pages_bulk_array(mm, GFP_KERNEL, 32, g.arr);
+	CHECK_MSG(n == 32, "returned %lu, want 32 (populated entries, pre-populated included)", n);
+	CHECK(mm_vm_event(mm, PGALLOC) - pgalloc == 29);     /* counted per page, only new ones */
+	for (int i = 0; i < 3; i++)
+		CHECK(g.arr[at[i]] == mine[i]);                   /* untouched */
+	for (int i = 0; i < 4; i++)
+		CHECK(g.before[i] == GUARD && g.after[i] == GUARD);
+	for (int i = 0; i < 32; i++)
+		for (int j = i + 1; j < 32; j++)
+			CHECK(g.arr[i] != g.arr[j]);
+	CHECK_MM(mm, 3);
+
+	/* Already full: nothing allocated, returns nr_pages. */
+	pgalloc = mm_vm_event(mm, PGALLOC);
+	CHECK(alloc_pages_bulk_array(mm, GFP_KERNEL, 32, g.arr) == 32);
+	CHECK(mm_vm_event(mm, PGALLOC) == pgalloc);
+
+	/* nr_pages smaller than the array: only the first entries are considered. */
+	struct page *small[8] = { 0 };
+	CHECK(alloc_pages_bulk_array(mm, GFP_KERNEL, 5, small) == 5);
+	for (int i = 5; i < 8; i++)
+		CHECK(small[i] == NULL);
+	release_pages(mm, small, 8);
+	release_pages(mm, g.arr, 32);
+	drain_all_pages(mm, NULL);
+	CHECK_MM(mm, 3);
+	CHECK(mm_vm_event(mm, PGALLOC) == mm_vm_event(mm, PGFREE));
+	mm_destroy(mm);
+}
+
+/* An exact-size heap array: under ASan, one read past it is a report. */
+static void test_exact_heap_array(void)
+{
+	struct mm *mm = make_default();
+	for (int nr = 1; nr <= 40; nr += 13) {
+		struct page **arr = calloc((size_t)nr, sizeof(*arr));
+		REQUIRE(arr);
+		CHECK(alloc_pages_bulk_array(mm, GFP_KERNEL, (unsigned long)nr, arr) == (unsigned long)nr);
+		CHECK(alloc_pages_bulk_array(mm, GFP_KERNEL, (unsigned long)nr, arr) == (unsigned long)nr);  /* full */
+		release_pages(mm, arr, (unsigned long)nr);
+		free(arr);
+	}
+	/* nr_pages <= 0 returns 0 and touches nothing. */
+	CHECK(__alloc_pages_bulk(mm, GFP_KERNEL, 0, NULL, NULL) == 0);
+	CHECK(__alloc_pages_bulk(mm, GFP_KERNEL, -3, NULL, NULL) == 0);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+static void test_list_variant(void)
+{
+	struct mm *mm = make_default();
+	LIST_HEAD_DECL(list);
+	CHECK(alloc_pages_bulk_list(mm, GFP_KERNEL, 50, &list) == 50);
+	unsigned long n = 0;
+	struct list_head *pos;
+	list_for_each(pos, &list) {
+		struct page *p = mm_lru_to_page(pos);
+		CHECK(page_count(p) == 1);
+		memset(page_address(mm, p), 0x77, MM_PAGE_SIZE);   /* real memory */
+		n++;
+	}
+	CHECK(n == 50);
+	CHECK_MM(mm, 3);
+	free_unref_page_list(mm, &list);
+	drain_all_pages(mm, NULL);
+	CHECK(mm_vm_event(mm, PGALLOC) == mm_vm_event(mm, PGFREE));
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+/* Exhaustion half-way: a small machine, a request larger than memory. */
+static void test_exhaustion(void)
+{
+	struct mm_config c;
+	char err[256];
+	memset(&c, 0, sizeof(c));
+	mm_config_default(&c);
+	c.nr_holes = 0;
+	c.max_order = 4;
+	c.pageblock_order = 3;
+	c.zones[ZONE_DMA] = (struct mm_span){ 16, 16 };
+	c.zones[ZONE_DMA32] = (struct mm_span){ 16, 16 };
+	c.zones[ZONE_NORMAL] = (struct mm_span){ 16, 16 + 300 };
+	c.zones[ZONE_MOVABLE] = (struct mm_span){ 0, 0 };
+	c.pcp_batch = 8;
+	c.pcp_high = 32;
+	struct mm *mm = mm_create(&c, err, sizeof(err));
+	if (!mm)
+		fprintf(stderr, "%s\n", err);
+	REQUIRE(mm);
+	struct page **arr = calloc(400, sizeof(*arr));
+	REQUIRE(arr);
+	unsigned long got = alloc_pages_bulk_array(mm, GFP_KERNEL, 400, arr);
+	CHECK(got > 0 && got < 400);
+	for (unsigned long i = 0; i < 400; i++)
+		CHECK((arr[i] != NULL) == (i < got));
+	CHECK_MM(mm, 3);
+	/* Keep asking: each call returns the populated count, never fewer than before. */
+	unsigned long again = alloc_pages_bulk_array(mm, GFP_KERNEL, 400, arr);
+	CHECK(again >= got && again < 400);
+	release_pages(mm, arr, 400);
+	drain_all_pages(mm, NULL);
+	CHECK(zone_free_pages(mm_zone(mm, ZONE_NORMAL)) == 300);
+	CHECK_MM(mm, 3);
+	free(arr);
+	mm_destroy(mm);
+}
+
+/* Bulk and N single calls leave the same pages, state and counters. */
+static void test_bulk_equals_singles(void)
+{
+	struct mm *a = make_default(), *b = make_default();
+	enum { K = 77 };
+	struct page *pa[K] = { 0 }, *pb[K];
+	CHECK(alloc_pages_bulk_array(a, GFP_KERNEL, K, pa) == K);
+	for (int i = 0; i < K; i++)
+		REQUIRE((pb[i] = alloc_pages(b, GFP_KERNEL, 0)));
+	for (int i = 0; i < K; i++)
+		CHECK(page_to_pfn(a, pa[i]) == page_to_pfn(b, pb[i]));
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *za = mm_zone(a, z), *zb = mm_zone(b, z);
+		CHECK(zone_free_pages(za) == zone_free_pages(zb));
+		for (unsigned int o = 0; o <= 10; o++)
+			CHECK(zone_nr_free(za, o) == zone_nr_free(zb, o));
+		struct mm_pcp_info ia, ib;
+		REQUIRE(mm_pcp_info(a, z, 0, &ia) == 0 && mm_pcp_info(b, z, 0, &ib) == 0);
+		CHECK(ia.count == ib.count);
+	}
+	CHECK(mm_vm_event(a, PGALLOC) == mm_vm_event(b, PGALLOC));
+	release_pages(a, pa, K);
+	for (int i = 0; i < K; i++)
+		__free_pages(b, pb[i], 0);
+	CHECK(mm_vm_event(a, PGFREE) == mm_vm_event(b, PGFREE));
+	CHECK_MM(a, 3);
+	CHECK_MM(b, 3);
+	mm_destroy(a);
+	mm_destroy(b);
+}
+
+/* Bad pages handed to the bulk free are reported one by one; the rest are freed. */
+static void test_release_bad(void)
+{
+	struct mm_config c;
+	char err[256];
+	mm_config_default(&c);
+	c.quiet = true;
+	struct mm *mm = mm_create(&c, err, sizeof(err));
+	REQUIRE(mm);
+	struct page *arr[4] = { 0 };
+	CHECK(alloc_pages_bulk_array(mm, GFP_KERNEL, 4, arr) == 4);
+	struct page *dup[5] = { arr[0], arr[1], arr[2], arr[3], arr[1] };   /* arr[1] twice */
+	unsigned long reports = mm_nr_reports(mm);
+	release_pages(mm, dup, 5);
+	CHECK(mm_nr_reports(mm) == reports + 1);
+	CHECK(mm_vm_event(mm, PGALLOC) == mm_vm_event(mm, PGFREE));
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+int main(void)
+{
+	test_guards_and_prepopulated();
+	test_exact_heap_array();
+	test_list_variant();
+	test_exhaustion();
+	test_bulk_equals_singles();
+	test_release_bad();
+	TEST_DONE();
+}

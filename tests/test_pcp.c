@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_pcp.c - per-cpu page lists: refill by batch, trimming above high,
+ * per-order lists, local and all-CPU drains, runtime high/batch updates
+ * (including high < batch, the 2020 hang's trigger), the buddy prefetch
+ * option, isolated pageblocks bypassing the lists, and P1 catching a
+ * corrupted count.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "page/pcp.h"
+#include "test.h"
+
+static struct mm *make(unsigned int high, unsigned int batch, bool prefetch)
+{
+	struct mm_config c;
+	char err[256];
+	mm_config_default(&c);
+	c.pcp_high = high;
+	c.pcp_batch = batch;
+	c.pcp_prefetch_buddy = prefetch;
+	struct mm *mm = mm_create(&c, err, sizeof(err));
+	if (!mm)
+		fprintf(stderr, "mm_create: %s\n", err);
+	REQUIRE(mm);
+	return mm;
+}
+
+static int pcp_count(struct mm *mm, enum zone_type z)
+{
+	struct mm_pcp_info info;
+	REQUIRE(mm_pcp_info(mm, z, 0, &info) == 0);
+	return info.count;
+}
+
+/* Snapshot of every zone's free lists, to compare with the state at creation. */
+struct snap {
+	unsigned long nr_free[MAX_NR_ZONES][MM_NR_ORDERS_LIMIT];
+	long free[MAX_NR_ZONES];
+};
+
+static void snap(struct mm *mm, struct snap *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = mm_zone(mm, z);
+		if (!zone)
+			continue;
+		s->free[z] = zone_free_pages(zone);
+		for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++)
+			s->nr_free[z][o] = zone_nr_free(zone, o);
+	}
+}
+
+static void test_refill_and_trim(void)
+{
+	struct mm *mm = make(64, 8, false);
+	struct zone *normal = mm_zone(mm, ZONE_NORMAL);
+	long free0 = zone_free_pages(normal);
+	struct snap s0, s1;
+	snap(mm, &s0);
+
+	/* The first allocation refills the empty list with a batch and takes one. */
+	struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
+	REQUIRE(p);
+	CHECK(pcp_count(mm, ZONE_NORMAL) == 7);
+	CHECK(zone_free_pages(normal) == free0 - 8);
+	CHECK(mm_vm_event(mm, PGALLOC) == 1);
+	CHECK_MM(mm, 3);
+
+	/* Freeing puts it back on the pcp, not the buddy. */
+	__free_pages(mm, p, 0);
+	CHECK(pcp_count(mm, ZONE_NORMAL) == 8);
+	CHECK(zone_free_pages(normal) == free0 - 8);
+	CHECK(mm_vm_event(mm, PGFREE) == 1);
+
+	/* Allocate 200 and free them all: the list is trimmed whenever it reaches high. */
+	struct page *pages[200];
+	for (int i = 0; i < 200; i++) {
+		pages[i] = alloc_pages(mm, GFP_KERNEL, 0);
+		REQUIRE(pages[i]);
+	}
+	int max_count = 0;
+	for (int i = 0; i < 200; i++) {
+		__free_pages(mm, pages[i], 0);
+		int c = pcp_count(mm, ZONE_NORMAL);
+		if (c > max_count)
+			max_count = c;
+	}
+	CHECK_MSG(max_count < 64, "pcp count reached %d with high 64", max_count);
+	CHECK(pcp_count(mm, ZONE_NORMAL) >= 8);   /* trimming leaves at least a batch */
+	CHECK_MM(mm, 3);
+
+	/* Higher orders have their own lists; a batch is scaled down by the order. */
+	struct page *o2 = alloc_pages(mm, GFP_KERNEL, 2);
+	REQUIRE(o2);
+	struct per_cpu_pages *pcp = &normal->per_cpu_pageset[0];
+	CHECK(!list_empty(&pcp->lists[order_to_pindex(MIGRATE_UNMOVABLE, 2)]));
+	__free_pages(mm, o2, 2);
+	CHECK_MM(mm, 3);
+
+	/* Drains give everything back: the buddy is exactly as at creation. */
+	drain_local_pages(mm, NULL);
+	CHECK(pcp_count(mm, ZONE_NORMAL) == 0);
+	snap(mm, &s1);
+	CHECK(memcmp(&s0, &s1, sizeof(s0)) == 0);
+	CHECK(mm_vm_event(mm, PGALLOC) == mm_vm_event(mm, PGFREE));
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+static void test_drain_all_and_zones(void)
+{
+	struct mm *mm = make(0, 0, false);   /* derived high/batch */
+	struct snap s0, s1;
+	snap(mm, &s0);
+	struct page *p[4] = {
+		alloc_pages(mm, GFP_DMA, 0), alloc_pages(mm, GFP_DMA32, 0),
+		alloc_pages(mm, GFP_KERNEL, 1), alloc_pages(mm, GFP_HIGHUSER_MOVABLE, 3),
+	};
+	unsigned int orders[4] = { 0, 0, 1, 3 };
+	for (int i = 0; i < 4; i++)
+		REQUIRE(p[i]);
+	CHECK(page_to_pfn(mm, p[0]) < 4096);                          /* DMA */
+	CHECK(page_to_pfn(mm, p[1]) >= 4096 && page_to_pfn(mm, p[1]) < 12288);
+	CHECK(page_to_pfn(mm, p[3]) >= 20000);                       /* Movable */
+	for (int i = 0; i < 4; i++)
+		__free_pages(mm, p[i], orders[i]);
+	CHECK_MM(mm, 3);
+	drain_all_pages(mm, mm_zone(mm, ZONE_DMA));
+	CHECK(pcp_count(mm, ZONE_DMA) == 0);
+	drain_all_pages(mm, NULL);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		CHECK(pcp_count(mm, z) == 0);
+	snap(mm, &s1);
+	CHECK(memcmp(&s0, &s1, sizeof(s0)) == 0);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+static void test_runtime_update(void)
+{
+	struct mm *mm = make(256, 16, false);
+	struct page *pages[300];
+	for (int i = 0; i < 300; i++)
+		REQUIRE((pages[i] = alloc_pages(mm, GFP_KERNEL, 0)));
+	for (int i = 0; i < 150; i++)
+		__free_pages(mm, pages[i], 0);
+	int before = pcp_count(mm, ZONE_NORMAL);
+	CHECK(before > 16);
+
+	/* Lower high below what the list holds: the next frees trim it. */
+	CHECK(mm_pcp_update(mm, 8, 2) == 0);
+	struct mm_pcp_info info;
+	REQUIRE(mm_pcp_info(mm, ZONE_NORMAL, 0, &info) == 0);
+	CHECK(info.high == 8 && info.batch == 2);
+	CHECK_MM(mm, 3);   /* P1 tolerates the list being above a freshly lowered high */
+	for (int i = 150; i < 200; i++)
+		__free_pages(mm, pages[i], 0);
+	CHECK_MSG(pcp_count(mm, ZONE_NORMAL) < before, "count %d not trimmed (was %d)",
+		  pcp_count(mm, ZONE_NORMAL), before);
+	CHECK_MM(mm, 3);
+
+	/* high < batch (the 2020 hang's trigger): frees must terminate, the list stays small. */
+	CHECK(mm_pcp_update(mm, 2, 31) == 0);
+	for (int i = 200; i < 300; i++)
+		__free_pages(mm, pages[i], 0);
+	CHECK_MM(mm, 3);
+	drain_all_pages(mm, NULL);
+
+	/* Invalid updates are refused and change nothing. */
+	CHECK(mm_pcp_update(mm, 1u << 30, 1) == -1);
+	CHECK(mm_set_percpu_pagelist_high_fraction(mm, 3) == -1);
+	REQUIRE(mm_pcp_info(mm, ZONE_NORMAL, 0, &info) == 0);
+	CHECK(info.high == 2 && info.batch == 31);
+	CHECK(mm_set_percpu_pagelist_high_fraction(mm, 8) == 0);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+/* The prefetch option changes when pages are collected, never the result. */
+static void test_prefetch_same_result(void)
+{
+	struct mm *a = make(32, 8, false), *b = make(32, 8, true);
+	struct page *pa[500], *pb[500];
+	for (int i = 0; i < 500; i++) {
+		unsigned int order = (unsigned)(i % 4 == 3 ? 1 : 0);
+		pa[i] = alloc_pages(a, GFP_KERNEL, order);
+		pb[i] = alloc_pages(b, GFP_KERNEL, order);
+		REQUIRE(pa[i] && pb[i]);
+		CHECK(page_to_pfn(a, pa[i]) == page_to_pfn(b, pb[i]));
+	}
+	for (int i = 499; i >= 0; i -= 2) {
+		unsigned int order = (unsigned)(i % 4 == 3 ? 1 : 0);
+		__free_pages(a, pa[i], order);
+		__free_pages(b, pb[i], order);
+	}
+	for (int i = 498; i >= 0; i -= 2) {
+		unsigned int order = (unsigned)(i % 4 == 3 ? 1 : 0);
+		__free_pages(a, pa[i], order);
+		__free_pages(b, pb[i], order);
+	}
+	struct snap sa, sb;
+	snap(a, &sa);
+	snap(b, &sb);
+	CHECK(memcmp(&sa, &sb, sizeof(sa)) == 0);
+	CHECK_MM(a, 3);
+	CHECK_MM(b, 3);
+	mm_destroy(a);
+	mm_destroy(b);
+}
+
+/* Pages freed into an isolated pageblock go to the buddy's isolate list. */
+static void test_isolated_bypass(void)
+{
+	struct mm *mm = make(64, 8, false);
+	struct zone *normal = mm_zone(mm, ZONE_NORMAL);
+	struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
+	REQUIRE(p);
+	unsigned long pfn = page_to_pfn(mm, p);
+	CHECK(mm_isolate_pageblock(mm, pfn) == 0);
+	CHECK_MM(mm, 3);
+	int before = pcp_count(mm, ZONE_NORMAL);
+	long free_before = zone_free_pages(normal);
+	__free_pages(mm, p, 0);
+	CHECK(pcp_count(mm, ZONE_NORMAL) <= before);        /* not cached */
+	CHECK(zone_free_pages(normal) == free_before);       /* isolated pages don't count as free */
+	CHECK_MM(mm, 3);
+	CHECK(mm_unisolate_pageblock(mm, pfn) == 0);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+/* The checker must see a broken pcp: a wrong count and a page of another zone. */
+static void test_p1_detects(void)
+{
+	struct mm *mm = make(64, 8, false);
+	struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
+	REQUIRE(p);
+	struct per_cpu_pages *pcp = &mm_zone(mm, ZONE_NORMAL)->per_cpu_pageset[0];
+	struct mm_violation v;
+	pcp->count += 1;
+	CHECK(!mm_check(mm, 2, &v) && v.inv == MM_INV_P1);
+	pcp->count -= 1;
+	CHECK_MM(mm, 3);
+
+	/* Move one pcp page to the DMA zone's pcp list: wrong zone. */
+	struct per_cpu_pages *dma = &mm_zone(mm, ZONE_DMA)->per_cpu_pageset[0];
+	struct list_head *l = &pcp->lists[order_to_pindex(MIGRATE_UNMOVABLE, 0)];
+	REQUIRE(!list_empty(l));
+	struct page *q = list_first_entry(l, struct page, lru);
+	list_move(&q->lru, &dma->lists[order_to_pindex(MIGRATE_UNMOVABLE, 0)]);
+	pcp->count--;
+	dma->count++;
+	CHECK(!mm_check(mm, 2, &v) && v.inv == MM_INV_P1);
+	list_move(&q->lru, l);
+	pcp->count++;
+	dma->count--;
+	CHECK_MM(mm, 3);
+	__free_pages(mm, p, 0);
+	mm_destroy(mm);
+}
+
+int main(void)
+{
+	test_refill_and_trim();
+	test_drain_all_and_zones();
+	test_runtime_update();
+	test_prefetch_same_result();
+	test_isolated_bypass();
+	test_p1_detects();
+	TEST_DONE();
+}

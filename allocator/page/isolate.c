@@ -27,12 +27,27 @@ static void split_covering_block(struct zone *zone, unsigned long pfn)
 		struct page *hp = __pfn_to_page(mm, head);
 		if (!PageBuddy(hp) || buddy_order(hp) != o || page_zonenum(hp) != (unsigned)zone->idx)
 			continue;
-		int old_mt = get_pfnblock_migratetype(mm, hp, head);
+		/*
+		 * Accounting: every page of the covering block counted in
+		 * NR_FREE_PAGES (an isolated pageblock never merges into a
+		 * larger block), so uncount all of it with the raw counter -
+		 * the type read from the head is already MIGRATE_ISOLATE when
+		 * @pfn's pageblock is the first one, and would skip the update.
+		 * The caller's move_freepages_block() then uncounts the
+		 * isolated pageblock's pages once more; __free_one_page() of an
+		 * isolated block counts nothing, so count that block here to
+		 * keep the two in balance.  (Before this fix NR_FREE_PAGES lost
+		 * an extra pageblock per split, or gained 2^o - 2 pageblocks
+		 * when the isolated pageblock was the first: invariant B2.)
+		 */
 		del_page_from_free_list(zone, hp, o);
-		__mod_zone_freepage_state(zone, -(1L << o), old_mt);
+		__mod_zone_page_state(zone, NR_FREE_PAGES, -(1L << o));
 		for (unsigned long p = head; p < head + (1UL << o); p += pageblock_nr_pages(mm)) {
 			struct page *pp = __pfn_to_page(mm, p);
-			__free_one_page(zone, pp, p, mm->pageblock_order, get_pfnblock_migratetype(mm, pp, p));
+			int mt = get_pfnblock_migratetype(mm, pp, p);
+			__free_one_page(zone, pp, p, mm->pageblock_order, mt);
+			if (is_migrate_isolate(mt))
+				__mod_zone_page_state(zone, NR_FREE_PAGES, (long)pageblock_nr_pages(mm));
 		}
 		return;
 	}

@@ -433,6 +433,31 @@ out_unlock:
 }
 
 /*
+ * A pageblock of a type that does not merge (highatomic) became mergeable
+ * again: a whole free pageblock-or-larger block at its start was kept from
+ * merging with its buddy only by the old type, so free it again to make
+ * coalescing maximal (invariant B3).  Blocks below pageblock_order merged
+ * inside the pageblock as usual.  Called under zone->lock after the free
+ * blocks moved to @mt's lists.
+ */
+static void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt)
+{
+	struct mm *mm = zone->mm;
+	unsigned long start = pfn & ~(pageblock_nr_pages(mm) - 1);
+
+	if (!__pfn_valid(mm, start))
+		return;
+	struct page *sp = __pfn_to_page(mm, start);
+	if (PageBuddy(sp) && buddy_order(sp) >= mm->pageblock_order &&
+	    page_zonenum(sp) == (unsigned)zone->idx) {
+		unsigned int o = buddy_order(sp);
+		del_page_from_free_list(zone, sp, o);
+		__mod_zone_freepage_state(zone, -(1L << o), mt);
+		__free_one_page(zone, sp, start, o, mt);
+	}
+}
+
+/*
  * unreserve_highatomic_pageblock(): before failing an allocation, give a
  * highatomic pageblock back to ordinary use.  Unless @force, the last
  * reserved pageblock of a zone is kept.
@@ -457,6 +482,12 @@ bool unreserve_highatomic_pageblock(struct mm *mm, int highest_zoneidx, bool for
 				zone->nr_reserved_highatomic -= MIN(pageblock_nr_pages(mm), zone->nr_reserved_highatomic);
 				set_pageblock_migratetype(zone, pfn, MIGRATE_MOVABLE);
 				if (move_freepages_block(zone, page, MIGRATE_MOVABLE)) {
+					/*
+					 * Fix: a fully free highatomic pageblock did not
+					 * merge with its free buddy; now it may (B3 was
+					 * violated after every such unreserve).
+					 */
+					remerge_pageblock(zone, pfn, MIGRATE_MOVABLE);
 					spin_unlock_irqrestore(&zone->lock, flags);
 					return true;
 				}

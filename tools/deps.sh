@@ -87,11 +87,11 @@ deps__ensure_tools() {
 
 # cmake >= 3.21: CMakePresets.json version 3.
 deps__cmake_ok() {
-	local v
+	local v maj min
 	v=$(cmake --version 2>/dev/null | sed -n '1s/^cmake version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
 	[[ -n $v ]] || return 1
-	set -- $v
-	(($1 > 3 || ($1 == 3 && $2 >= 21)))
+	read -r maj min <<<"$v"
+	((maj > 3 || (maj == 3 && min >= 21)))
 }
 
 # The clang runtimes the presets link: ASan, UBSan, TSan, libFuzzer.

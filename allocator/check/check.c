@@ -78,7 +78,15 @@ struct zone_scan {
 	long free_pages;                                             /* pages on non-isolate lists */
 };
 
-/* Is the block on list @mt allowed, given the types of the pageblocks it covers? */
+/*
+ * Is the block on list @mt allowed, given the types of the pageblocks it
+ * covers?  Linux 6.6 keeps list and pageblock types in step only for the
+ * types that do not fall back: an isolated pageblock's free blocks are all
+ * on the isolate list and only there; the highatomic list holds only blocks
+ * of highatomic pageblocks.  The converse does not hold for highatomic: pages
+ * cached on a pcp list as movable when their pageblock became highatomic
+ * come back on the movable list (6.9 made the two always agree).
+ */
 static bool block_mt_ok(struct mm *mm, struct zone *zone, unsigned long pfn, unsigned int order, int mt,
 			int *bad_pb_mt)
 {
@@ -88,7 +96,7 @@ static bool block_mt_ok(struct mm *mm, struct zone *zone, unsigned long pfn, uns
 		*bad_pb_mt = pb;
 		if ((mt == MIGRATE_ISOLATE) != (pb == MIGRATE_ISOLATE))
 			return false;
-		if ((mt == MIGRATE_HIGHATOMIC) != (pb == MIGRATE_HIGHATOMIC))
+		if (mt == MIGRATE_HIGHATOMIC && pb != MIGRATE_HIGHATOMIC)
 			return false;
 	}
 	return true;

@@ -60,14 +60,30 @@ static const char *zname(int z)
 
 /* ---------------------------------------------------------------- T1 */
 
+/*
+ * T1 for the calling task: between operations it holds no lock, has
+ * preemption, migration and interrupts enabled and is not in an interrupt
+ * handler (what the kernel checks on return to user space: a leaked
+ * preempt count or lock is "BUG: scheduling while atomic" later).
+ */
 static bool check_task(struct mm_violation *v)
 {
-	const struct mm_task_state *t = &mm_current_task;
-	if (t->preempt_count || t->irqs_disabled || t->lock_depth)
-		return mm_violate(v, MM_INV_T1, -1, -1, ~0UL, 0, 0,
-				  t->preempt_count ? t->preempt_count : t->irqs_disabled ? t->irqs_disabled : t->lock_depth,
-				  "between operations: preempt_count %d, irqs disabled %d, locks held %d (all must be 0)",
-				  t->preempt_count, t->irqs_disabled, t->lock_depth);
+	const struct mm_task *t = get_current();
+	int irqs_off = __task_irqs_disabled(t), in_irq = __task_in_interrupt(t);
+	struct { const char *what; int found; } d[] = {
+		{ "preempt_count", t->preempt_count },
+		{ "irqs disabled", irqs_off },
+		{ "locks held", t->lock_depth },
+		{ "in interrupt", in_irq },
+		{ "migrate_disable", t->migrate_disable },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(d); i++)
+		if (d[i].found)
+			return mm_violate(v, MM_INV_T1, -1, -1, ~0UL, 0, 0, d[i].found,
+					  "between operations %s is %d (task %s: preempt_count %d, irqs "
+					  "disabled %d, locks held %d, in interrupt %d, migrate_disable %d; "
+					  "all must be 0)", d[i].what, d[i].found, t->name ? t->name : "(thread)",
+					  t->preempt_count, irqs_off, t->lock_depth, in_irq, t->migrate_disable);
 	return true;
 }
 

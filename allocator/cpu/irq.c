@@ -30,7 +30,9 @@
  * it runs is the allocator, which only uses atomics and the model's own
  * spinlocks - but it must stay on the instance it interrupted (attaching to
  * another one would edit the task's vCPU list under the interrupted code),
- * and the scheduler hook is not called from inside it.
+ * and the scheduler hook is not called from inside it.  An interrupt raised
+ * from the hook (or found pending at a point) does reach the hook at its own
+ * points, where migrating and raising are refused.
  */
 #include <errno.h>
 
@@ -68,8 +70,10 @@ static void irq_run(struct mm *mm, struct mm_task *t, int cpu, enum mm_pp at, bo
 	barrier();
 	atomic_store_explicit(&t->in_interrupt, 1, memory_order_relaxed);
 	barrier();
-	if (from_signal)
-		t->in_hook++;           /* no scheduler hook inside a signal handler */
+	/* The hook runs inside interrupts it raised itself (the deterministic
+	 * scheduler interleaves handlers too), never inside a signal handler. */
+	int saved_in_hook = t->in_hook;
+	t->in_hook = from_signal ? saved_in_hook + 1 : 0;
 	mm_stat_inc(&c->stat.irqs_delivered);
 	mm_stat_inc(&c->stat.pp_irq[at]);
 	if (from_signal)
@@ -89,8 +93,7 @@ static void irq_run(struct mm *mm, struct mm_task *t, int cpu, enum mm_pp at, bo
 		if (atomic_load_explicit(&c->holder, memory_order_relaxed) != t)
 			mm_bug(__FILE__, __LINE__, "interrupt handler left its vCPU");
 	}
-	if (from_signal)
-		t->in_hook--;
+	t->in_hook = saved_in_hook;
 	if (saved_mm && (atomic_load_explicit(&t->cur_mm, memory_order_relaxed) != saved_mm ||
 			 atomic_load_explicit(&t->cur_cpu, memory_order_relaxed) != saved_cpu))
 		__mm_task_cache_set(t, saved_mm, saved_cpu);

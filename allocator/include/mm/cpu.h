@@ -111,8 +111,10 @@ bool mm_in_interrupt(void);
 /*
  * Called at every preemption point of @mm reached by a task (test builds
  * only).  The hook may call mm_migrate_current() and mm_raise_irq(); it is
- * not re-entered from inside itself, nor from interrupts delivered by
- * signals.  Set it while no other thread runs points of @mm.
+ * not re-entered from inside itself, except from the handler of an
+ * interrupt it raised (where both calls are refused), and never from an
+ * interrupt delivered by a signal.  Set it while no other thread runs
+ * points of @mm.
  */
 typedef void (*mm_sched_hook_fn)(struct mm *mm, enum mm_pp point, void *ctx);
 void mm_set_sched_hook(struct mm *mm, mm_sched_hook_fn fn, void *ctx);

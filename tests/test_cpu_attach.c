@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cpu_attach.c - vCPUs are exclusive: a second task waits for a held
+ * vCPU until its holder leaves; implicit attach takes the first free online
+ * vCPU and keeps it; one task may hold vCPUs of two instances at once; a
+ * thread's vCPUs are given back when it exits.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "mm/cpu.h"
+#include "test.h"
+
+static struct mm *make_mm(unsigned int nr_cpus)
+{
+	struct mm_config c;
+	char err[256];
+	mm_config_tiny(&c);
+	c.nr_cpus = nr_cpus;
+	struct mm *mm = mm_create(&c, err, sizeof(err));
+	if (!mm)
+		fprintf(stderr, "mm_create: %s\n", err);
+	return mm;
+}
+
+static void yield_wait(enum mm_wait_reason why, const void *what, void *ctx)
+{
+	(void)why; (void)what; (void)ctx;
+	sched_yield();
+}
+
+/* ---- exclusivity: the second attach waits until the first detaches ---- */
+
+static struct mm *xmm;
+static atomic_int x_phase;          /* 1: main holds vCPU 0; 2: main is about to detach */
+static atomic_int x_attached;       /* the second thread got vCPU 0 */
+static atomic_int x_phase_seen;     /* x_phase when it got it */
+static atomic_int x_holder_ok;
+
+static void *second(void *arg)
+{
+	(void)arg;
+	mm_set_wait_hook(yield_wait, NULL);
+	while (atomic_load(&x_phase) < 1)
+		sched_yield();
+	int cpu = mm_cpu_attach(xmm, 0);
+	atomic_store(&x_phase_seen, atomic_load(&x_phase));
+	atomic_store(&x_holder_ok, cpu == 0 && mm_cpu_holder(xmm, 0) == mm_task_current() &&
+			 mm_cpu_current(xmm) == 0);
+	atomic_store(&x_attached, 1);
+	/* exits holding vCPU 0: the thread-exit destructor gives it back */
+	return NULL;
+}
+
+static void test_exclusive(void)
+{
+	pthread_t th;
+	xmm = make_mm(2);
+	REQUIRE(xmm);
+	CHECK(mm_cpu_attach(xmm, 0) == 0);
+	CHECK(mm_cpu_holder(xmm, 0) == mm_task_current());
+	CHECK(mm_cpu_holder(xmm, 1) == NULL);
+	REQUIRE(pthread_create(&th, NULL, second, NULL) == 0);
+	atomic_store(&x_phase, 1);
+	usleep(100 * 1000);
+	CHECK_MSG(!atomic_load(&x_attached), "the second task attached to a held vCPU");
+	CHECK(mm_cpu_holder(xmm, 0) == mm_task_current());
+	atomic_store(&x_phase, 2);
+	CHECK(mm_cpu_detach(xmm) == 0);
+	CHECK(mm_cpu_current(xmm) == -1);
+	pthread_join(th, NULL);
+	CHECK(atomic_load(&x_attached));
+	CHECK(atomic_load(&x_phase_seen) == 2);
+	CHECK(atomic_load(&x_holder_ok));
+	CHECK_MSG(mm_cpu_holder(xmm, 0) == NULL, "an exited thread still holds vCPU 0");
+	struct mm_cpu_stats st;
+	CHECK(mm_cpu_get_stats(xmm, 0, &st) == 0);
+	CHECK(st.attaches == 2);
+	CHECK(st.attach_waits == 1);
+	CHECK(mm_cpu_detach(xmm) == -ENOENT);
+	CHECK(mm_cpu_attach(xmm, 2) == -EINVAL);
+	CHECK(mm_cpu_attach(xmm, -1) == -EINVAL);
+	mm_destroy(xmm);
+}
+
+/* ---- implicit attach ---- */
+
+static struct mm *imm;
+static atomic_int i_cpu[3];
+static atomic_int i_done[3];
+static atomic_int i_ok[3];
+static atomic_int i_release;
+
+static void *implicit(void *arg)
+{
+	int me = (int)(long)arg;
+	mm_set_wait_hook(yield_wait, NULL);
+	int ok = mm_cpu_current(imm) == -1;
+	int cpu = raw_smp_processor_id(imm);
+	atomic_store(&i_cpu[me], cpu);
+	ok &= mm_cpu_current(imm) == cpu;
+	ok &= mm_cpu_holder(imm, cpu) == mm_task_current();
+	ok &= raw_smp_processor_id(imm) == cpu;         /* kept */
+	atomic_store(&i_ok[me], ok);
+	atomic_store(&i_done[me], 1);
+	while (!atomic_load(&i_release))
+		sched_yield();
+	return NULL;
+}
+
+static void test_implicit(void)
+{
+	pthread_t th[3];
+	imm = make_mm(2);
+	REQUIRE(imm);
+	for (int i = 0; i < 3; i++)
+		atomic_store(&i_cpu[i], -1);
+
+	/* the first implicit attach takes vCPU 0, the next one the first free one */
+	REQUIRE(pthread_create(&th[0], NULL, implicit, (void *)0L) == 0);
+	while (!atomic_load(&i_done[0]))
+		sched_yield();
+	CHECK(atomic_load(&i_cpu[0]) == 0);
+	REQUIRE(pthread_create(&th[1], NULL, implicit, (void *)1L) == 0);
+	while (!atomic_load(&i_done[1]))
+		sched_yield();
+	CHECK(atomic_load(&i_cpu[1]) == 1);
+
+	/* all held: a third task waits */
+	REQUIRE(pthread_create(&th[2], NULL, implicit, (void *)2L) == 0);
+	usleep(50 * 1000);
+	CHECK_MSG(!atomic_load(&i_done[2]), "a third task attached while both vCPUs were held");
+	atomic_store(&i_release, 1);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	CHECK(atomic_load(&i_done[2]));
+	for (int i = 0; i < 3; i++)
+		CHECK_MSG(atomic_load(&i_ok[i]), "implicit attach in thread %d", i);
+	CHECK(atomic_load(&i_cpu[2]) == 0 || atomic_load(&i_cpu[2]) == 1);
+	CHECK(mm_cpu_holder(imm, 0) == NULL && mm_cpu_holder(imm, 1) == NULL);
+
+	/* single-threaded use: operations attach implicitly, the checker stays clean */
+	struct page *p = alloc_pages(imm, GFP_KERNEL, 0);
+	CHECK(p != NULL);
+	CHECK(raw_smp_processor_id(imm) == 0);
+	__free_pages(imm, p, 0);
+	CHECK_MM(imm, 3);
+
+	/* mm_reset detaches the caller */
+	mm_reset(imm);
+	CHECK(mm_cpu_current(imm) == -1);
+	CHECK(mm_cpu_holder(imm, 0) == NULL);
+	mm_destroy(imm);
+}
+
+/* ---- two instances in one task ---- */
+
+static struct mm *a, *b;
+static atomic_int t2_ok;
+
+static void *other_task(void *arg)
+{
+	(void)arg;
+	int ok = raw_smp_processor_id(a) == 1 && raw_smp_processor_id(b) == 1;
+	for (int i = 0; i < 100; i++)   /* the one-entry cache switches instance each call */
+		ok &= raw_smp_processor_id(a) == 1 && raw_smp_processor_id(b) == 1;
+	ok &= mm_cpu_detach(a) == 0 && mm_cpu_current(a) == -1 && mm_cpu_current(b) == 1;
+	ok &= raw_smp_processor_id(b) == 1;
+	atomic_store(&t2_ok, ok);
+	return NULL;
+}
+
+static void test_two_instances(void)
+{
+	pthread_t th;
+	a = make_mm(2);
+	b = make_mm(3);
+	REQUIRE(a && b);
+	CHECK(raw_smp_processor_id(a) == 0);
+	CHECK(raw_smp_processor_id(b) == 0);
+	CHECK(mm_cpu_current(a) == 0 && mm_cpu_current(b) == 0);
+	REQUIRE(pthread_create(&th, NULL, other_task, NULL) == 0);
+	pthread_join(th, NULL);
+	CHECK(atomic_load(&t2_ok));
+	CHECK(mm_cpu_holder(a, 1) == NULL && mm_cpu_holder(b, 1) == NULL);
+
+	/* an explicit attach to another vCPU while holding one is a migration */
+	CHECK(mm_cpu_attach(b, 2) == 2);
+	CHECK(mm_cpu_current(b) == 2 && mm_cpu_holder(b, 0) == NULL);
+	CHECK(mm_cpu_attach_any(b) == 2);
+	struct mm_cpu_stats st;
+	mm_cpu_get_stats(b, -1, &st);
+	CHECK(st.migrations_in == 1 && st.migrations_out == 1);
+
+	/* and a non-preemptible task cannot be moved */
+	preempt_disable();
+	CHECK(mm_cpu_attach(b, 1) == -EPERM);
+	CHECK(mm_cpu_current(b) == 2);
+	preempt_enable();
+
+	/* a fiber-style task switch: the new task holds nothing */
+	struct mm_task *fiber = mm_task_create("fiber");
+	REQUIRE(fiber);
+	struct mm_task *prev = mm_task_switch(fiber);
+	CHECK(mm_task_current() == fiber);
+	CHECK(mm_cpu_current(a) == -1);
+	CHECK(raw_smp_processor_id(a) == 1);            /* vCPU 0 is held by the thread's task */
+	CHECK(mm_cpu_detach(a) == 0);
+	CHECK(mm_task_switch(prev) == fiber);
+	CHECK(mm_cpu_current(a) == 0);
+	mm_task_destroy(fiber);
+
+	mm_destroy(a);
+	mm_destroy(b);
+}
+
+int main(void)
+{
+	test_exclusive();
+	test_implicit();
+	test_two_instances();
+	TEST_DONE();
+}

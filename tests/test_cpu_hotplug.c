@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cpu_hotplug.c - vCPU offline/online: cpuhp callbacks run in
+ * registration order on online and in reverse on dead, while the hotplug
+ * operation holds the vCPU; a failing online callback rolls back; an
+ * offline vCPU cannot be attached (explicit attach waits for it, implicit
+ * attach skips it); the last vCPU stays; offlining a held vCPU waits for
+ * its holder to leave (it does so at its next preemptible point) or fails
+ * with -EBUSY in the non-blocking variant; cpus_read_lock() holds hotplug
+ * off.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "mm/cpu.h"
+#include "test.h"
+
+static struct mm *make_mm(unsigned int nr_cpus)
+{
+	struct mm_config c;
+	char err[256];
+	mm_config_tiny(&c);
+	c.nr_cpus = nr_cpus;
+	struct mm *mm = mm_create(&c, err, sizeof(err));
+	if (!mm)
+		fprintf(stderr, "mm_create: %s\n", err);
+	return mm;
+}
+
+static void yield_wait(enum mm_wait_reason why, const void *what, void *ctx)
+{
+	(void)why; (void)what; (void)ctx;
+	sched_yield();
+}
+
+/* ---- callbacks: order, context, rollback ---- */
+
+static char order[64];
+static int fail_b_once;
+static int bad_context;
+
+static void note(char c, struct mm *mm, unsigned int cpu, bool going_online)
+{
+	size_t n = strlen(order);
+	if (n + 1 < sizeof(order)) {
+		order[n] = c;
+		order[n + 1] = 0;
+	}
+	/* the vCPU is held by the hotplug operation, not by the caller, and not online yet / any more */
+	const struct mm_task *h = mm_cpu_holder(mm, (int)cpu);
+	if (!h || h == mm_task_current() || mm_cpu_is_online(mm, (int)cpu))
+		bad_context++;
+	(void)going_online;
+}
+static int on_a(struct mm *mm, unsigned int cpu) { note('a', mm, cpu, true); return 0; }
+static int on_b(struct mm *mm, unsigned int cpu)
+{
+	note('b', mm, cpu, true);
+	if (fail_b_once) {
+		fail_b_once = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
+static int on_c(struct mm *mm, unsigned int cpu) { note('c', mm, cpu, true); return 0; }
+static int dead_a(struct mm *mm, unsigned int cpu) { note('A', mm, cpu, false); return 0; }
+static int dead_b(struct mm *mm, unsigned int cpu) { note('B', mm, cpu, false); return 0; }
+static int dead_c(struct mm *mm, unsigned int cpu) { note('C', mm, cpu, false); return 0; }
+
+static struct mm *hmm;
+static atomic_int attached_cpu = -1;
+
+static void *attach_one(void *arg)
+{
+	mm_set_wait_hook(yield_wait, NULL);
+	atomic_store(&attached_cpu, mm_cpu_attach(hmm, (int)(long)arg));
+	mm_cpu_detach(hmm);
+	return NULL;
+}
+
+static void test_callbacks(void)
+{
+	pthread_t th;
+	hmm = make_mm(3);
+	REQUIRE(hmm);
+	CHECK(mm_cpuhp_register(hmm, "a", on_a, dead_a) == 0);
+	CHECK(mm_cpuhp_register(hmm, "b", on_b, dead_b) == 1);
+	CHECK(mm_cpuhp_register(hmm, "c", on_c, dead_c) == 2);
+	CHECK(mm_cpuhp_register(hmm, NULL, on_c, dead_c) == -EINVAL);
+
+	CHECK(mm_num_online_cpus(hmm) == 3);
+	order[0] = 0;
+	CHECK(mm_cpu_offline(hmm, 1) == 0);
+	CHECK_MSG(strcmp(order, "CBA") == 0, "dead callbacks ran as \"%s\"", order);
+	CHECK(!mm_cpu_is_online(hmm, 1) && mm_num_online_cpus(hmm) == 2);
+	order[0] = 0;
+	CHECK(mm_cpu_offline(hmm, 1) == 0);        /* already offline: nothing runs */
+	CHECK(order[0] == 0);
+
+	/* an offline vCPU is never attached: the implicit attach skips it ... */
+	CHECK(mm_cpu_offline(hmm, 0) == 0);
+	CHECK(raw_smp_processor_id(hmm) == 2);
+	CHECK(mm_cpu_detach(hmm) == 0);
+	/* ... and the last online vCPU stays */
+	CHECK(mm_cpu_offline(hmm, 2) == -EBUSY);
+	CHECK(mm_cpu_is_online(hmm, 2));
+
+	/* ... an explicit attach waits until it comes back */
+	REQUIRE(pthread_create(&th, NULL, attach_one, (void *)1L) == 0);
+	usleep(50 * 1000);
+	CHECK_MSG(atomic_load(&attached_cpu) == -1, "attached to an offline vCPU");
+	order[0] = 0;
+	CHECK(mm_cpu_online(hmm, 1) == 0);
+	CHECK_MSG(strcmp(order, "abc") == 0, "online callbacks ran as \"%s\"", order);
+	pthread_join(th, NULL);
+	CHECK(atomic_load(&attached_cpu) == 1);
+
+	/* a failing online callback rolls back the states before it */
+	fail_b_once = 1;
+	order[0] = 0;
+	CHECK(mm_cpu_online(hmm, 0) == -ENOMEM);
+	CHECK_MSG(strcmp(order, "abA") == 0, "failed online ran as \"%s\"", order);
+	CHECK(!mm_cpu_is_online(hmm, 0));
+	CHECK(mm_cpu_online(hmm, 0) == 0);
+	CHECK(mm_cpu_is_online(hmm, 0) && mm_num_online_cpus(hmm) == 3);
+
+	/* a removed state no longer runs */
+	mm_cpuhp_remove(hmm, 1);
+	order[0] = 0;
+	CHECK(mm_cpu_offline(hmm, 2) == 0);
+	CHECK(mm_cpu_online(hmm, 2) == 0);
+	CHECK_MSG(strcmp(order, "CAac") == 0, "after remove: \"%s\"", order);
+	CHECK(bad_context == 0);
+
+	/* the caller's own vCPU: it is moved off first */
+	CHECK(mm_cpu_attach(hmm, 1) == 1);
+	CHECK(mm_cpu_offline(hmm, 1) == 0);
+	CHECK(mm_cpu_current(hmm) == -1);
+	CHECK(raw_smp_processor_id(hmm) == 0);
+	preempt_disable();
+	CHECK(mm_cpu_offline(hmm, 0) == -EPERM);   /* cannot leave it while pinned */
+	preempt_enable();
+	CHECK(mm_cpu_online(hmm, 1) == 0);
+	CHECK(mm_cpu_offline(hmm, 5) == -EINVAL && mm_cpu_online(hmm, -1) == -EINVAL);
+
+	struct mm_cpu_stats st;
+	mm_cpu_get_stats(hmm, -1, &st);
+	CHECK(st.offlines == 4 && st.onlines == 4);
+	mm_cpu_detach(hmm);
+	mm_destroy(hmm);
+}
+
+/* ---- offlining a held vCPU ---- */
+
+static struct mm *bmm;
+static atomic_int b_stop, b_ready;
+static atomic_int b_first_cpu = -1, b_last_cpu = -1;
+
+static void *busy(void *arg)
+{
+	(void)arg;
+	spinlock_t lock;
+	spin_lock_init(&lock);
+	mm_set_wait_hook(yield_wait, NULL);
+	atomic_store(&b_first_cpu, mm_cpu_attach(bmm, 1));
+	atomic_store(&b_ready, 1);
+	while (!atomic_load(&b_stop)) {
+		spin_lock(&lock);
+		spin_unlock(&lock);              /* a preemption point: leaves a dying vCPU here */
+		atomic_store(&b_last_cpu, raw_smp_processor_id(bmm));
+	}
+	mm_cpu_detach(bmm);
+	return NULL;
+}
+
+static void test_offline_held(void)
+{
+	pthread_t th;
+	bmm = make_mm(2);
+	REQUIRE(bmm);
+	mm_set_wait_hook(yield_wait, NULL);
+	REQUIRE(pthread_create(&th, NULL, busy, NULL) == 0);
+	while (!atomic_load(&b_ready))
+		sched_yield();
+	CHECK(atomic_load(&b_first_cpu) == 1);
+	CHECK(mm_cpu_try_offline(bmm, 1) == -EBUSY);
+	CHECK(mm_cpu_is_online(bmm, 1));
+#ifdef MM_TEST_HOOKS
+	/* the holder leaves at its next spin_unlock and continues on vCPU 0 */
+	CHECK(mm_cpu_offline(bmm, 1) == 0);
+	CHECK(!mm_cpu_is_online(bmm, 1));
+	usleep(10 * 1000);
+	CHECK(atomic_load(&b_last_cpu) == 0);
+	struct mm_cpu_stats st;
+	mm_cpu_get_stats(bmm, 1, &st);
+	CHECK(st.migrations_out == 1 && st.pp_migrate[MM_PP_SPIN_UNLOCK] == 1);
+	atomic_store(&b_stop, 1);
+	pthread_join(th, NULL);
+	CHECK(mm_cpu_online(bmm, 1) == 0);
+#else
+	/* no preemption points: the holder leaves only when it detaches */
+	atomic_store(&b_stop, 1);
+	CHECK(mm_cpu_offline(bmm, 1) == 0);
+	pthread_join(th, NULL);
+	CHECK(mm_cpu_online(bmm, 1) == 0);
+#endif
+
+	/* cpus_read_lock keeps hotplug out until the unlock */
+	cpus_read_lock(bmm);
+	CHECK(mm_cpu_is_online(bmm, 1));
+	cpus_read_unlock(bmm);
+	CHECK(mm_cpu_offline(bmm, 1) == 0 && mm_cpu_online(bmm, 1) == 0);
+	mm_destroy(bmm);
+}
+
+static struct mm *rmm;
+static atomic_int r_done;
+
+static void *offliner(void *arg)
+{
+	(void)arg;
+	mm_set_wait_hook(yield_wait, NULL);
+	atomic_store(&r_done, mm_cpu_offline(rmm, 1) == 0 ? 1 : -1);
+	return NULL;
+}
+
+static void test_read_lock(void)
+{
+	pthread_t th;
+	rmm = make_mm(2);
+	REQUIRE(rmm);
+	cpus_read_lock(rmm);
+	REQUIRE(pthread_create(&th, NULL, offliner, NULL) == 0);
+	usleep(50 * 1000);
+	CHECK_MSG(!atomic_load(&r_done) && mm_cpu_is_online(rmm, 1), "a vCPU went down under cpus_read_lock");
+	cpus_read_unlock(rmm);
+	pthread_join(th, NULL);
+	CHECK(atomic_load(&r_done) == 1 && !mm_cpu_is_online(rmm, 1));
+	mm_destroy(rmm);
+}
+
+int main(void)
+{
+	test_callbacks();
+	test_offline_held();
+	test_read_lock();
+	TEST_DONE();
+}

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cpu_irq.c - interrupts: raised from the hook they run only where
+ * irqs are enabled, never nested, in interrupt context on the task's vCPU,
+ * unpreemptible; one raised while masked runs when irqs come back; a
+ * handler that leaks state is caught; delivered from a signal
+ * (pthread_kill) they run on the interrupted thread's vCPU only while it
+ * has irqs enabled.  The handler allocates and frees pages (GFP_ATOMIC),
+ * and the checker stays clean.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "mm/cpu.h"
+#include "test.h"
+
+#ifdef MM_TEST_HOOKS
+static const bool hooks = true;
+#else
+static const bool hooks = false;
+#endif
+
+static struct mm *make_mm(unsigned int nr_cpus)
+{
+	struct mm_config c;
+	char err[256];
+	mm_config_tiny(&c);
+	c.nr_cpus = nr_cpus;
+	struct mm *mm = mm_create(&c, err, sizeof(err));
+	if (!mm)
+		fprintf(stderr, "mm_create: %s\n", err);
+	return mm;
+}
+
+/* ---- the handler: records its context, allocates and frees ---- */
+
+struct irq_rec {
+	atomic_int runs;
+	atomic_int depth;                 /* > 1: nested */
+	atomic_int bad_context;           /* irqs on, not in interrupt, preemptible ... */
+	atomic_int bad_cpu;               /* not the vCPU the interrupted task holds */
+	atomic_int migrate_allowed;       /* mm_migrate_current() not refused inside */
+	atomic_int raise_allowed;         /* mm_raise_irq() not refused inside */
+	atomic_int alloc_fail;
+	atomic_int in_masked;             /* set by the interrupted code inside irq-off sections */
+	atomic_int ran_while_masked;
+	pthread_t thread;                 /* if set: the handler must run on this thread */
+	atomic_int wrong_thread;
+	bool alloc;                       /* allocate and free a page */
+};
+
+static void handler(struct mm *mm, int cpu, void *ctx)
+{
+	struct irq_rec *r = ctx;
+	if (atomic_fetch_add(&r->depth, 1) != 0)
+		atomic_fetch_add(&r->bad_context, 1000);
+	atomic_fetch_add(&r->runs, 1);
+	if (!irqs_disabled() || !in_interrupt() || preemptible() || in_task())
+		atomic_fetch_add(&r->bad_context, 1);
+	if (mm_cpu_current(mm) != cpu || mm_cpu_holder(mm, cpu) != mm_task_current())
+		atomic_fetch_add(&r->bad_cpu, 1);
+	if (atomic_load(&r->in_masked))
+		atomic_fetch_add(&r->ran_while_masked, 1);
+	if (r->thread && !pthread_equal(pthread_self(), r->thread))
+		atomic_fetch_add(&r->wrong_thread, 1);
+	if (mm_migrate_current(mm, MM_CPU_ANY) != -EPERM)
+		atomic_fetch_add(&r->migrate_allowed, 1);
+	if (mm_raise_irq(mm))
+		atomic_fetch_add(&r->raise_allowed, 1);
+	if (r->alloc) {
+		/* what a driver's interrupt does: atomic allocations, spin_lock_irqsave inside */
+		struct page *p = alloc_pages(mm, GFP_ATOMIC, 0);
+		if (p)
+			__free_pages(mm, p, 0);
+		else
+			atomic_fetch_add(&r->alloc_fail, 1);
+	}
+	atomic_fetch_sub(&r->depth, 1);
+}
+
+/* ---- from the hook ---- */
+
+struct hook_rec {
+	unsigned long raised, refused;
+	unsigned long wrong;              /* raise result disagrees with the irq state */
+};
+
+static void raise_hook(struct mm *mm, enum mm_pp point, void *ctx)
+{
+	struct hook_rec *h = ctx;
+	bool could = !irqs_disabled() && !in_interrupt();
+	bool ran = mm_raise_irq(mm);
+	if (ran != could)
+		h->wrong++;
+	if (ran)
+		h->raised++;
+	else
+		h->refused++;
+}
+
+static void test_from_hook(struct mm *mm)
+{
+	struct irq_rec r;
+	struct hook_rec h;
+	unsigned long flags;
+	spinlock_t lock;
+
+	memset(&r, 0, sizeof(r));
+	memset(&h, 0, sizeof(h));
+	r.alloc = true;
+	spin_lock_init(&lock);
+	mm_reset(mm);
+	mm_set_irq_handler(mm, handler, &r);
+
+	/* direct: runs now with irqs enabled, refused otherwise */
+	CHECK(!mm_raise_irq(mm));                 /* no vCPU held yet */
+	CHECK(raw_smp_processor_id(mm) == 0);
+	CHECK(mm_raise_irq(mm));
+	CHECK(atomic_load(&r.runs) == 1);
+	local_irq_save(flags);
+	atomic_store(&r.in_masked, 1);
+	CHECK(!mm_raise_irq(mm));
+	mm_set_irq_pending(mm);                    /* arrives masked: runs at the restore */
+	CHECK(atomic_load(&r.runs) == 1);
+	atomic_store(&r.in_masked, 0);
+	local_irq_restore(flags);
+	CHECK(atomic_load(&r.runs) == 1 + hooks);
+	preempt_disable();                         /* preemption off does not mask interrupts */
+	CHECK(mm_raise_irq(mm));
+	preempt_enable();
+	/* without test hooks the pending one had no point to run at: it runs when this one ends */
+	CHECK(atomic_load(&r.runs) == 3);
+
+	/* from the hook at every point: only where irqs are on, never nested */
+	mm_set_sched_hook(mm, raise_hook, &h);
+	for (int i = 0; i < 50; i++) {
+		spin_lock_irqsave(&lock, flags);
+		atomic_store(&r.in_masked, 1);
+		mm_preempt_point(mm, MM_PP_PCP_LOCKED);
+		atomic_store(&r.in_masked, 0);
+		spin_unlock_irqrestore(&lock, flags);
+		preempt_disable();
+		mm_preempt_point(mm, MM_PP_TID_READ);
+		preempt_enable();
+		struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
+		CHECK(p != NULL);
+		if (p)
+			__free_pages(mm, p, 0);
+	}
+	mm_set_sched_hook(mm, NULL, NULL);
+	CHECK_MM(mm, 3);
+	CHECK(h.wrong == 0);
+	if (hooks) {
+		CHECK(h.raised > 100);
+		CHECK(h.refused > 50);             /* the PCP_LOCKED points, the points inside handlers */
+	} else {
+		CHECK(h.raised == 0 && h.refused == 0);
+	}
+	CHECK(atomic_load(&r.bad_context) == 0);
+	CHECK(atomic_load(&r.bad_cpu) == 0);
+	CHECK(atomic_load(&r.ran_while_masked) == 0);
+	CHECK(atomic_load(&r.migrate_allowed) == 0);
+	CHECK(atomic_load(&r.raise_allowed) == 0);
+	CHECK(atomic_load(&r.alloc_fail) == 0);
+
+	struct mm_cpu_stats st;
+	mm_cpu_get_stats(mm, 0, &st);
+	CHECK(st.irqs_delivered == (unsigned long)atomic_load(&r.runs));
+	CHECK(st.irqs_deferred == 1);
+	CHECK(st.pp_irq[MM_PP_IRQ_RESTORE] >= (unsigned long)hooks);
+	CHECK(st.pp_irq[MM_PP_PCP_LOCKED] == 0);
+	if (hooks)
+		CHECK(st.pp_irq[MM_PP_TID_READ] == 50 && st.pp_irq[MM_PP_SPIN_UNLOCK] >= 50);
+	mm_set_irq_handler(mm, NULL, NULL);
+	CHECK(!mm_raise_irq(mm));                  /* no handler */
+}
+
+/* ---- a handler that leaks state is caught (MM_DEBUG >= 1) ---- */
+
+static struct mm *leak_mm;
+static void leaky(struct mm *mm, int cpu, void *ctx)
+{
+	(void)mm; (void)cpu; (void)ctx;
+	preempt_disable();
+}
+static void leaky_irqs(struct mm *mm, int cpu, void *ctx)
+{
+	(void)mm; (void)cpu; (void)ctx;
+	local_irq_enable();
+}
+static void run_leaky(mm_irq_handler_fn fn)
+{
+	mm_set_irq_handler(leak_mm, fn, NULL);
+	(void)raw_smp_processor_id(leak_mm);
+	mm_raise_irq(leak_mm);
+}
+static void run_leaky_preempt(void) { run_leaky(leaky); }
+static void run_leaky_irqs(void) { run_leaky(leaky_irqs); }
+
+static bool aborts(void (*fn)(void))
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(2);
+		fn();
+		_exit(0);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+/* ---- from a signal ---- */
+
+static struct mm *smm;
+static struct irq_rec srec;
+static atomic_int s_cpu = -1;
+static atomic_int s_stop;
+static atomic_int s_ready;
+static atomic_ulong s_loops_masked, s_loops_enabled;
+
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+	mm_irq_from_signal();
+}
+
+static void *victim(void *arg)
+{
+	(void)arg;
+	spinlock_t lock;
+	spin_lock_init(&lock);
+	srec.thread = pthread_self();
+	atomic_store(&s_cpu, mm_cpu_attach(smm, 1));
+	atomic_store(&s_ready, 1);
+	while (!atomic_load(&s_stop)) {
+		unsigned long flags;
+		/* irqs enabled: interrupts run here */
+		for (int i = 0; i < 200; i++) {
+			spin_lock(&lock);
+			spin_unlock(&lock);
+			atomic_fetch_add(&s_loops_enabled, 1);
+		}
+		/* irqs disabled: interrupts must wait for the restore */
+		local_irq_save(flags);
+		atomic_store(&srec.in_masked, 1);
+		for (int i = 0; i < 200; i++) {
+			spin_lock(&lock);
+			spin_unlock(&lock);
+			atomic_fetch_add(&s_loops_masked, 1);
+		}
+		atomic_store(&srec.in_masked, 0);
+		local_irq_restore(flags);
+	}
+	mm_cpu_detach(smm);
+	return NULL;
+}
+
+static void test_from_signal(void)
+{
+	pthread_t th;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigusr1;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+
+	smm = make_mm(2);
+	REQUIRE(smm);
+	srec.alloc = true;
+	mm_set_irq_handler(smm, handler, &srec);
+	REQUIRE(pthread_create(&th, NULL, victim, NULL) == 0);
+	while (!atomic_load(&s_ready))
+		sched_yield();
+	CHECK(atomic_load(&s_cpu) == 1);
+
+	/* a thread holding no vCPU: dropped, counted */
+	unsigned long unattached = mm_irq_signal_unattached();
+	raise(SIGUSR1);
+	CHECK(mm_irq_signal_unattached() == unattached + 1);
+
+	struct mm_cpu_stats st;
+	for (int i = 0; i < 20000; i++) {
+		pthread_kill(th, SIGUSR1);
+		if (i % 64 == 0)
+			usleep(100);
+		if (i > 2000 && i % 1000 == 0) {
+			mm_cpu_get_stats(smm, 1, &st);
+			if (st.irqs_from_signal > 20 && st.irqs_deferred > 20)
+				break;
+		}
+	}
+	usleep(10000);
+	atomic_store(&s_stop, 1);
+	pthread_join(th, NULL);
+
+	mm_cpu_get_stats(smm, 1, &st);
+	printf("signal irqs: delivered %lu (from signal %lu), deferred %lu; loops enabled %lu masked %lu\n",
+	       st.irqs_delivered, st.irqs_from_signal, st.irqs_deferred,
+	       atomic_load(&s_loops_enabled), atomic_load(&s_loops_masked));
+	CHECK(st.irqs_from_signal > 0);
+	CHECK(st.irqs_delivered >= st.irqs_from_signal);
+	CHECK(atomic_load(&srec.runs) == (int)st.irqs_delivered);
+	CHECK_MSG(atomic_load(&srec.ran_while_masked) == 0, "%d interrupts ran inside irq-disabled sections",
+		  atomic_load(&srec.ran_while_masked));
+	CHECK(atomic_load(&srec.bad_context) == 0);
+	CHECK(atomic_load(&srec.bad_cpu) == 0);
+	CHECK(atomic_load(&srec.wrong_thread) == 0);
+	CHECK(atomic_load(&srec.migrate_allowed) == 0);
+	CHECK(atomic_load(&srec.alloc_fail) == 0);
+	mm_cpu_get_stats(smm, 0, &st);
+	CHECK(st.irqs_delivered == 0);             /* nothing on the vCPU the victim did not hold */
+	CHECK_MM(smm, 3);
+	mm_destroy(smm);
+}
+
+int main(void)
+{
+	struct mm *mm = make_mm(2);
+	REQUIRE(mm);
+	leak_mm = mm;
+	if (MM_DEBUG >= 1) {
+		CHECK_MSG(aborts(run_leaky_preempt), "a handler leaking preempt count");
+		CHECK_MSG(aborts(run_leaky_irqs), "a handler enabling interrupts");
+	}
+	test_from_hook(mm);
+	mm_destroy(mm);
+	test_from_signal();
+	TEST_DONE();
+}

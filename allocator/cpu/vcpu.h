@@ -6,6 +6,32 @@
  * spinlocks in cpu/spinlock.h, local locks in cpu/local_lock.h; the public
  * API (attach, hooks, interrupts, hotplug, statistics) in mm/cpu.h.
  * cpu/vcpu.c opens with the essay.
+ *
+ * Recipes (kernel code ports nearly line by line; per-CPU data is a plain
+ * array [nr_cpus] hung off the instance):
+ *
+ *   pcp, 6.0+ spinlock design (pcp_spin_trylock):
+ *	preempt_disable();
+ *	pcp = this_cpu_ptr(mm, zone->per_cpu_pageset);
+ *	if (!spin_trylock(&pcp->lock)) { preempt_enable(); return NULL; }
+ *	...                                   (mm_preempt_point(mm, MM_PP_PCP_LOCKED))
+ *	spin_unlock(&pcp->lock); preempt_enable();
+ *   pcp, 5.14 local_lock design:
+ *	local_lock_irqsave(&this_cpu_ptr(mm, pagesets)->lock, flags);
+ *	pcp = this_cpu_ptr(mm, zone->per_cpu_pageset); ...
+ *	local_unlock_irqrestore(&this_cpu_ptr(mm, pagesets)->lock, flags);
+ *   SLUB fast path (preemptible, revalidated by the tid):
+ *	c = raw_cpu_ptr(mm, s->cpu_slab); tid = READ_ONCE(c->tid);
+ *	mm_preempt_point(mm, MM_PP_TID_READ); ... object = c->freelist; ...
+ *	mm_preempt_point(mm, MM_PP_BEFORE_CMPXCHG);
+ *	if (!cmpxchg16b(&c->freelist_tid, ...)) goto redo;   (a real locked
+ *	cmpxchg: after a migration c is another task's vCPU)
+ *	mm_preempt_point(mm, MM_PP_AFTER_CMPXCHG);
+ *   cpu-dead callbacks, registered once at setup:
+ *	mm_cpuhp_register(mm, "mm/page_alloc:dead", NULL, page_alloc_cpu_dead);
+ *	(dead callbacks run in reverse registration order, holding the vCPU)
+ *   draining every vCPU: cpus_read_lock(mm); for_each_online_cpu(cpu, mm)
+ *	drain(per_cpu_ptr(..., cpu)) under the data's own lock; cpus_read_unlock(mm).
  */
 #ifndef MM_VCPU_H
 #define MM_VCPU_H

@@ -16,6 +16,14 @@
  * migrate the task to another vCPU (only where it is preemptible) or raise
  * an interrupt (only where interrupts are enabled).
  *
+ * Lifetime: mm_destroy() and mm_reset() detach the calling thread's task;
+ * every other task must mm_cpu_detach() (or its thread exit) before them -
+ * a vCPU still held by another task is a BUG at MM_DEBUG >= 1.  A thread's
+ * implicit task gives back its vCPUs when the thread exits; tasks made with
+ * mm_task_create() must detach before mm_task_destroy().  A task that holds
+ * a vCPU and blocks outside the allocator (a barrier, a sleep) keeps it:
+ * others wait for it, and so does mm_cpu_offline() (detach first).
+ *
  * Conventions: functions returning int give a vCPU number (>= 0) or 0 on
  * success and a negative errno on failure; none of them aborts on bad
  * input, except misuse the kernel would also BUG on (detaching while

@@ -60,6 +60,7 @@ struct mm_task;
 	X(BEFORE_CMPXCHG,   "before_cmpxchg")    /* SLUB: just before this_cpu_cmpxchg_double */ \
 	X(AFTER_CMPXCHG,    "after_cmpxchg")     /* SLUB: just after it */           \
 	X(SLAB_SLOWPATH,    "slab_slowpath")     /* SLUB: entering ___slab_alloc / __slab_free */ \
+	X(SLAB_CMPXCHG,     "slab_cmpxchg")      /* SLUB: before a cmpxchg on a slab's {freelist, counters} */ \
 	X(PCP_BEFORE_LOCK,  "pcp_before_lock")   /* pcp: vCPU chosen, lock not yet taken */ \
 	X(PCP_LOCKED,       "pcp_locked")        /* pcp: inside the pcp critical section */ \
 	X(PCP_REFILL,       "pcp_refill")        /* pcp: between lists and rmqueue_bulk */ \

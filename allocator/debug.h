@@ -52,6 +52,28 @@ void mm_bug(const char *file, int line, const char *cond) __attribute__((noretur
 #define VM_WARN_ON(cond)        MM_BUG_ON_LEVEL(2, cond)
 #define BUG_ON(cond)            do { if (unlikely(cond)) mm_bug(__FILE__, __LINE__, #cond); } while (0)
 
+#if defined(__SANITIZE_THREAD__)
+#define MM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MM_TSAN 1
+#endif
+#endif
+#ifndef MM_TSAN
+#define MM_TSAN 0
+#endif
+
+/*
+ * __data_racy: a function whose lockless reads of lock-protected data are
+ * racy by design (the kernel's data_race(): watermark checks read free lists
+ * and counters without zone->lock).  TSan does not instrument it.
+ */
+#if MM_TSAN
+#define __data_racy __attribute__((no_sanitize("thread"), __noinline__))
+#else
+#define __data_racy
+#endif
+
 /* ASan manual poisoning as KASAN: no-ops outside ASan builds. */
 #if defined(__SANITIZE_ADDRESS__)
 #define MM_ASAN 1

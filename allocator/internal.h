@@ -136,17 +136,66 @@ static inline bool is_migrate_isolate(int mt) { return mt == MIGRATE_ISOLATE; }
 static inline bool is_migrate_highatomic(int mt) { return mt == MIGRATE_HIGHATOMIC; }
 static inline bool migratetype_is_mergeable(int mt) { return mt < MIGRATE_PCPTYPES; }
 
+/* The vCPU of @mm the current task holds, or -1 - without attaching. */
+static inline int vmstat_cpu(struct mm *mm)
+{
+	struct mm_task *t = get_current();
+	if (likely(atomic_load_explicit(&t->cur_mm, memory_order_relaxed) == mm))
+		return atomic_load_explicit(&t->cur_cpu, memory_order_relaxed);
+	return __mm_task_cpu(t, mm);
+}
+
+/*
+ * this_cpu_add(): one add instruction to the vCPU's own counter.  An
+ * interrupt (signal) on the same thread cannot split it, and only the
+ * vCPU's holder writes it.  TSan cannot see inline asm, so TSan builds
+ * (and other architectures) use a relaxed atomic add instead.
+ */
+static inline void this_cpu_add_long(atomic_long *c, long n)
+{
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !MM_TSAN
+	__asm__ volatile("addq %1, %0" : "+m"(*(long *)c) : "er"(n));
+#else
+	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+#endif
+}
+
+/*
+ * Zone statistics.  NR_FREE_PAGES changes only under zone->lock: a plain
+ * read-modify-write of the shared counter, read locklessly by watermark
+ * checks.  The others change in allocation and free paths outside any lock:
+ * per-vCPU deltas, summed on read (zone_page_state_snapshot()).
+ */
 static inline void __mod_zone_page_state(struct zone *z, enum zone_stat_item item, long delta)
 {
-	atomic_fetch_add_explicit(&z->vm_stat[item], delta, memory_order_relaxed);
+	if (item == NR_FREE_PAGES) {
+		atomic_store_explicit(&z->vm_stat[item],
+				      atomic_load_explicit(&z->vm_stat[item], memory_order_relaxed) + delta,
+				      memory_order_relaxed);
+		return;
+	}
+	int cpu = vmstat_cpu(z->mm);
+	if (likely(cpu >= 0))
+		this_cpu_add_long(&z->mm->vmstat_pcpu[cpu].zone_diff[z->idx][item], delta);
+	else
+		atomic_fetch_add_explicit(&z->vm_stat[item], delta, memory_order_relaxed);
 }
 static inline long zone_page_state(const struct zone *z, enum zone_stat_item item)
 {
-	return atomic_load_explicit(&((struct zone *)z)->vm_stat[item], memory_order_relaxed);
+	long v = atomic_load_explicit(&((struct zone *)z)->vm_stat[item], memory_order_relaxed);
+	if (item != NR_FREE_PAGES)
+		for (unsigned int cpu = 0; cpu < z->mm->cfg.nr_cpus; cpu++)
+			v += atomic_load_explicit(&z->mm->vmstat_pcpu[cpu].zone_diff[z->idx][item],
+						  memory_order_relaxed);
+	return v;
 }
 static inline void __count_vm_events(struct mm *mm, enum vm_event_item item, unsigned long n)
 {
-	atomic_fetch_add_explicit(&mm->vm_events[item], n, memory_order_relaxed);
+	int cpu = vmstat_cpu(mm);
+	if (likely(cpu >= 0))
+		this_cpu_add_long(&mm->vmstat_pcpu[cpu].ev[item], (long)n);
+	else
+		atomic_fetch_add_explicit(&mm->vm_events[item], n, memory_order_relaxed);
 }
 static inline void __mod_zone_freepage_state(struct zone *z, long nr_pages, int migratetype)
 {

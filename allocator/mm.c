@@ -236,6 +236,13 @@ struct mm *mm_create(const struct mm_config *c, char *err, size_t errlen)
 	spin_lock_init(&mm->shrinker_lock);
 	spin_lock_init(&mm->report_lock);
 
+	mm->vmstat_pcpu = aligned_alloc(64, sizeof(struct mm_vmstat_pcpu) * c->nr_cpus);
+	if (!mm->vmstat_pcpu) {
+		fail(err, errlen, "out of memory for per-cpu statistics");
+		free(mm);
+		return NULL;
+	}
+	memset(mm->vmstat_pcpu, 0, sizeof(struct mm_vmstat_pcpu) * c->nr_cpus);
 	if (memmap_create(mm, err, errlen) || zones_init(mm, err, errlen)) {
 		mm_destroy(mm);
 		return NULL;
@@ -260,6 +267,7 @@ void mm_destroy(struct mm *mm)
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		free(mm->zones[z].pageblock_flags);
 	memmap_destroy(mm);
+	free(mm->vmstat_pcpu);
 	free(mm);
 }
 
@@ -285,6 +293,7 @@ int mm_reset(struct mm *mm)
 	}
 	for (int i = 0; i < NR_VM_EVENT_ITEMS; i++)
 		atomic_store(&mm->vm_events[i], 0);
+	memset(mm->vmstat_pcpu, 0, sizeof(struct mm_vmstat_pcpu) * mm->cfg.nr_cpus);
 	atomic_store(&mm->nr_reports, 0);
 	memset(&mm->last_report, 0, sizeof(mm->last_report));
 	mm->shrinkers = NULL;

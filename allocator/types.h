@@ -171,7 +171,7 @@ struct zone {
 	/* Write-intensive fields: zone->lock protects free_area and the steal state */
 	spinlock_t lock;
 	struct free_area free_area[MM_NR_ORDERS_LIMIT];
-	atomic_long vm_stat[NR_VM_ZONE_STAT_ITEMS];
+	atomic_long vm_stat[NR_VM_ZONE_STAT_ITEMS];   /* NR_FREE_PAGES: exact, under lock; others: + per-cpu diffs */
 };
 
 static inline bool populated_zone(const struct zone *z)
@@ -191,6 +191,16 @@ static inline bool zone_spans_pfn(const struct zone *z, unsigned long pfn)
 
 struct mm_cpu;            /* cpu/vcpu.c */
 
+/*
+ * Per-vCPU statistics (the kernel's vm_event_states and vm_stat_diff):
+ * written only by the task holding the vCPU, with one non-locked add, so
+ * an interrupt on the same vCPU cannot tear it; read by anyone by summing.
+ */
+struct mm_vmstat_pcpu {
+	atomic_long ev[NR_VM_EVENT_ITEMS];                        /* event counts */
+	atomic_long zone_diff[MAX_NR_ZONES][NR_VM_ZONE_STAT_ITEMS]; /* zone stat deltas */
+} __attribute__((aligned(64)));
+
 struct mm {
 	struct mm_config cfg;                       /* as validated; tunables updated at runtime */
 	unsigned int max_order;                     /* MAX_PAGE_ORDER of this instance */
@@ -209,7 +219,8 @@ struct mm {
 	struct zone zones[MAX_NR_ZONES];
 	unsigned long min_free_kbytes;              /* effective value */
 
-	atomic_ulong vm_events[NR_VM_EVENT_ITEMS];
+	atomic_ulong vm_events[NR_VM_EVENT_ITEMS];   /* events of tasks holding no vCPU */
+	struct mm_vmstat_pcpu *vmstat_pcpu;          /* [nr_cpus] */
 
 	spinlock_t shrinker_lock;                   /* protects the list below */
 	struct shrinker *shrinkers;

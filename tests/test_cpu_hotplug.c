@@ -87,9 +87,11 @@ static void test_callbacks(void)
 	pthread_t th;
 	hmm = make_mm(3);
 	REQUIRE(hmm);
-	CHECK(mm_cpuhp_register(hmm, "a", on_a, dead_a) == 0);
-	CHECK(mm_cpuhp_register(hmm, "b", on_b, dead_b) == 1);
-	CHECK(mm_cpuhp_register(hmm, "c", on_c, dead_c) == 2);
+	/* The allocator's layers registered their states at creation: ids continue after them. */
+	int id_a = mm_cpuhp_register(hmm, "a", on_a, dead_a);
+	CHECK(id_a >= 0);
+	CHECK(mm_cpuhp_register(hmm, "b", on_b, dead_b) == id_a + 1);
+	CHECK(mm_cpuhp_register(hmm, "c", on_c, dead_c) == id_a + 2);
 	CHECK(mm_cpuhp_register(hmm, NULL, on_c, dead_c) == -EINVAL);
 
 	CHECK(mm_num_online_cpus(hmm) == 3);
@@ -129,7 +131,7 @@ static void test_callbacks(void)
 	CHECK(mm_cpu_is_online(hmm, 0) && mm_num_online_cpus(hmm) == 3);
 
 	/* a removed state no longer runs */
-	mm_cpuhp_remove(hmm, 1);
+	mm_cpuhp_remove(hmm, id_a + 1);
 	order[0] = 0;
 	CHECK(mm_cpu_offline(hmm, 2) == 0);
 	CHECK(mm_cpu_online(hmm, 2) == 0);

@@ -564,9 +564,13 @@ unsigned long mm_zone_page_state(const struct mm *mm, enum zone_type z, enum zon
 	return (unsigned long)zone_page_state(&mm->zones[z], item);
 }
 
+/* sum_vm_event(): the tasks without a vCPU plus every vCPU's count. */
 unsigned long mm_vm_event(const struct mm *mm, enum vm_event_item item)
 {
 	if ((unsigned)item >= NR_VM_EVENT_ITEMS)
 		return 0;
-	return atomic_load(&((struct mm *)mm)->vm_events[item]);
+	unsigned long v = atomic_load(&((struct mm *)mm)->vm_events[item]);
+	for (unsigned int cpu = 0; cpu < mm->cfg.nr_cpus; cpu++)
+		v += (unsigned long)atomic_load_explicit(&mm->vmstat_pcpu[cpu].ev[item], memory_order_relaxed);
+	return v;
 }

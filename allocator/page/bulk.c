@@ -80,6 +80,8 @@ unsigned long __alloc_pages_bulk(struct mm *mm, gfp_t gfp, int nr_pages,
 	/* Attempt the batch allocation */
 	struct list_head *pcp_list = &pcp->lists[order_to_pindex(migratetype, 0)];
 	while (nr_populated < nr_pages) {
+		/* Between elements: an interrupt may allocate here (the pcp is locked). */
+		mm_preempt_point(mm, MM_PP_BULK);
 		/* Skip existing pages */
 		if (page_array && page_array[nr_populated]) {
 			nr_populated++;

@@ -37,17 +37,6 @@
 
 #include "page/pcp.h"
 
-#ifndef mm_preempt_point
-#define mm_preempt_point(mm, where) ((void)0)
-#endif
-
-/* The current task's vCPU in @mm (the CPU model attaches implicitly). */
-static inline int pcp_this_cpu(struct mm *mm)
-{
-	(void)mm;
-	return 0;
-}
-
 #define MIN_PERCPU_PAGELIST_HIGH_FRACTION 8
 #define PCP_BATCH_SCALE_MAX 5
 
@@ -110,6 +99,12 @@ int pcp_config_validate(const struct mm_config *c, char *err, size_t errlen)
 	return 0;
 }
 
+static int page_alloc_cpu_dead(struct mm *mm, unsigned int cpu)
+{
+	pcp_cpu_dead(mm, (int)cpu);
+	return 0;
+}
+
 int pcp_setup(struct mm *mm, char *err, size_t errlen)
 {
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
@@ -130,6 +125,11 @@ int pcp_setup(struct mm *mm, char *err, size_t errlen)
 				INIT_LIST_HEAD(&pcp->lists[i]);
 		}
 		pcp_set_high_and_batch(mm, zone);
+	}
+	/* Registrations survive mm_reset(); the callback runs holding the dead vCPU. */
+	if (mm_cpuhp_register(mm, "mm/page_alloc:dead", NULL, page_alloc_cpu_dead) < 0) {
+		snprintf(err, errlen, "cannot register the pcp hotplug callback");
+		return -1;
 	}
 	return 0;
 }
@@ -171,20 +171,23 @@ struct per_cpu_pages *pcp_spin_trylock(struct zone *zone)
 	struct mm *mm = zone->mm;
 	struct per_cpu_pages *pcp;
 
+	(void)raw_smp_processor_id(mm);   /* attach implicitly while still preemptible */
 	preempt_disable();
-	pcp = &zone->per_cpu_pageset[pcp_this_cpu(mm)];
-	if (!spin_trylock_raw(&pcp->lock)) {
+	pcp = this_cpu_ptr(mm, zone->per_cpu_pageset);
+	/* An interrupt here uses the same pcp before this task locks it. */
+	mm_preempt_point(mm, MM_PP_PCP_BEFORE_LOCK);
+	if (!spin_trylock(&pcp->lock)) {
 		preempt_enable();
 		return NULL;
 	}
-	mm_current_task.lock_depth++;
+	/* An interrupt here finds the pcp locked: its trylock fails, it uses the buddy. */
+	mm_preempt_point(mm, MM_PP_PCP_LOCKED);
 	return pcp;
 }
 
 void pcp_spin_unlock(struct per_cpu_pages *pcp)
 {
-	mm_current_task.lock_depth--;
-	spin_unlock_raw(&pcp->lock);
+	spin_unlock(&pcp->lock);
 	preempt_enable();
 }
 
@@ -222,6 +225,7 @@ struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order, int migrat
 
 	do {
 		if (list_empty(list)) {
+			mm_preempt_point(mm, MM_PP_PCP_REFILL);
 			int batch = atomic_load_explicit(&pcp->batch, memory_order_relaxed);
 			/* Scale batch relative to order if it implies pages may be stored on the pcp. */
 			if (batch > 1)
@@ -467,14 +471,14 @@ to_buddy:
 /* drain_pages_zone(): give back everything @cpu's pcp of @zone holds (remote-safe: pcp->lock). */
 static void drain_pages_zone(struct mm *mm, int cpu, struct zone *zone)
 {
-	struct per_cpu_pages *pcp = &zone->per_cpu_pageset[cpu];
+	struct per_cpu_pages *pcp = per_cpu_ptr(zone->per_cpu_pageset, cpu);
 
 	spin_lock(&pcp->lock);
+	mm_preempt_point(mm, MM_PP_PCP_DRAIN);
 	if (pcp->count)
 		free_pcppages_bulk(zone, pcp->count, pcp, 0);
 	pcp->high_seen = atomic_load_explicit(&pcp->high, memory_order_relaxed);
 	spin_unlock(&pcp->lock);
-	(void)mm;
 }
 
 static void drain_pages(struct mm *mm, int cpu, struct zone *only)
@@ -486,12 +490,13 @@ static void drain_pages(struct mm *mm, int cpu, struct zone *only)
 	}
 }
 
+/* drain_local_pages(): this vCPU's lists, pinned to it while draining. */
 void drain_local_pages(struct mm *mm, struct zone *zone)
 {
-	preempt_disable();
-	int cpu = pcp_this_cpu(mm);
-	preempt_enable();
+	(void)raw_smp_processor_id(mm);
+	int cpu = get_cpu(mm);
 	drain_pages(mm, cpu, zone);
+	put_cpu();
 }
 
 /*
@@ -501,8 +506,13 @@ void drain_local_pages(struct mm *mm, struct zone *zone)
  */
 void drain_all_pages(struct mm *mm, struct zone *zone)
 {
-	for (unsigned int cpu = 0; cpu < mm->cfg.nr_cpus; cpu++)
-		drain_pages(mm, (int)cpu, zone);
+	int cpu;
+
+	/* Offline vCPUs were drained by their dead callback; hold hotplug off meanwhile. */
+	cpus_read_lock(mm);
+	for_each_online_cpu(cpu, mm)
+		drain_pages(mm, cpu, zone);
+	cpus_read_unlock(mm);
 }
 
 /* page_alloc_cpu_dead(): an offlined vCPU's lists go back to the buddy. */
@@ -510,6 +520,7 @@ void pcp_cpu_dead(struct mm *mm, int cpu)
 {
 	drain_pages(mm, cpu, NULL);
 }
+
 
 /* zone_pcp_update(): new high/batch on every vCPU, without pcp->lock. */
 int mm_pcp_update(struct mm *mm, unsigned int high, unsigned int batch)

@@ -151,7 +151,7 @@ int mm_set_lowmem_reserve_ratio(struct mm *mm, const unsigned int ratio[MAX_NR_Z
  * the highatomic reserve unless it may use reserves, and (for order > 0)
  * the pages that cannot form a block of the order anyway.
  */
-long __zone_watermark_unusable_free(struct zone *z, unsigned int order, unsigned int alloc_flags)
+__data_racy long __zone_watermark_unusable_free(struct zone *z, unsigned int order, unsigned int alloc_flags)
 {
 	long unusable_free = (1L << order) - 1;
 
@@ -166,8 +166,8 @@ long __zone_watermark_unusable_free(struct zone *z, unsigned int order, unsigned
  * for order > 0 - is there a free block of at least @order on a list this
  * request may take from?  free_pages may go negative; all of it is signed.
  */
-bool __zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
-			 int highest_zoneidx, unsigned int alloc_flags, long free_pages)
+__data_racy bool __zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
+				     int highest_zoneidx, unsigned int alloc_flags, long free_pages)
 {
 	long min = (long)mark;
 
@@ -240,8 +240,8 @@ bool zone_watermark_ok(struct zone *z, unsigned int order, unsigned long mark,
  * 2022 fix "page_alloc: fix invalid watermark check on a negative value"
  * made this comparison signed.
  */
-bool zone_watermark_fast(struct zone *z, unsigned int order, unsigned long mark,
-			 int highest_zoneidx, unsigned int alloc_flags, gfp_t gfp)
+__data_racy bool zone_watermark_fast(struct zone *z, unsigned int order, unsigned long mark,
+				     int highest_zoneidx, unsigned int alloc_flags, gfp_t gfp)
 {
 	long free_pages = zone_page_state(z, NR_FREE_PAGES);
 
@@ -304,11 +304,11 @@ unsigned long zone_managed_pages(const struct zone *z)
 {
 	return (unsigned long)atomic_load(&((struct zone *)z)->managed_pages);
 }
-unsigned long zone_wmark_pages(const struct zone *z, enum zone_watermarks w)
+__data_racy unsigned long zone_wmark_pages(const struct zone *z, enum zone_watermarks w)
 {
 	return READ_ONCE(z->_watermark[w]) + READ_ONCE(z->watermark_boost);
 }
-long zone_lowmem_reserve(const struct zone *z, enum zone_type highest_zoneidx)
+__data_racy long zone_lowmem_reserve(const struct zone *z, enum zone_type highest_zoneidx)
 {
 	return READ_ONCE(z->lowmem_reserve[highest_zoneidx]);
 }
@@ -316,7 +316,7 @@ long zone_free_pages(const struct zone *z)
 {
 	return zone_page_state(z, NR_FREE_PAGES);
 }
-unsigned long zone_nr_free(const struct zone *z, unsigned int order)
+__data_racy unsigned long zone_nr_free(const struct zone *z, unsigned int order)
 {
 	return order < MM_NR_ORDERS_LIMIT ? READ_ONCE(z->free_area[order].nr_free) : 0;
 }

@@ -1,0 +1,730 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cache.c - caches: creation with the object layout (calculate_sizes,
+ * calculate_order), destruction with the leak report, shrinking, and the
+ * introspection the tests and /proc-style dumps use.
+ *
+ * Models mm/slab_common.c and the cache parts of mm/slub.c of Linux 6.6:
+ * kmem_cache_create_usercopy(), calculate_alignment(), kmem_cache_open(),
+ * calculate_sizes(), calculate_order(), set_min_partial(),
+ * set_cpu_partial(), init_cache_random_seq(), kmem_cache_destroy(),
+ * __kmem_cache_shutdown(), free_partial(), __kmem_cache_do_shrink(),
+ * get_slabinfo().  Not modelled: cache merging (SLAB_NO_MERGE is the
+ * behaviour), usercopy regions, memcg, RCU-typesafe caches, sysfs.
+ *
+ * The struct kmem_cache itself and its per-vCPU array live in host memory
+ * (malloc), as the CPU model's and the pcp lists' state does; only objects
+ * live in slab pages of the instance.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slab/slab.h"
+#include "slab/kasan.h"
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* ---------------------------------------------------------------- layout */
+
+static unsigned int order_objects(unsigned int order, unsigned int size)
+{
+	return (unsigned int)((MM_PAGE_SIZE << order) / size);
+}
+
+static struct kmem_cache_order_objects oo_make(unsigned int order, unsigned int size)
+{
+	struct kmem_cache_order_objects x = { (order << OO_SHIFT) + order_objects(order, size) };
+	return x;
+}
+
+/*
+ * calc_slab_order(): the smallest order from @min_order up to @max_order
+ * whose slab wastes at most 1/@fract_leftover, at least @min_objects
+ * objects (Linux 6.6).
+ */
+static unsigned int calc_slab_order(struct slub_state *st, unsigned int size, unsigned int min_objects,
+				    unsigned int max_order, unsigned int fract_leftover)
+{
+	unsigned int min_order = st->min_order, order;
+
+	if (order_objects(min_order, size) > MAX_OBJS_PER_PAGE)
+		return get_order_size((size_t)size * MAX_OBJS_PER_PAGE) - 1;
+
+	for (order = MAX(min_order, get_order_size((size_t)min_objects * size)); order <= max_order; order++) {
+		unsigned int slab_size = (unsigned int)(MM_PAGE_SIZE << order);
+		unsigned int rem = slab_size % size;
+
+		if (rem <= slab_size / fract_leftover)
+			break;
+	}
+	return order;
+}
+
+/*
+ * calculate_order() (Linux 6.6): aim for min_objects = 4 * (fls(nr_cpus) + 1)
+ * objects with at most 1/16 waste, then relax the waste to 1/4 and the
+ * object count down to 1, then allow any order up to MAX_ORDER.
+ * Returns -1 when even that fails.
+ */
+static int calculate_order(struct slub_state *st, unsigned int size)
+{
+	struct mm *mm = st->mm;
+	unsigned int slub_max_order = MIN(st->max_order, MAX_ORDER(mm));
+	unsigned int min_objects = st->min_objects, max_objects, order;
+
+	if (!min_objects) {
+		unsigned int nr_cpus = mm->cfg.nr_cpus, fls = 0;
+		while (nr_cpus >> fls)
+			fls++;
+		min_objects = 4 * (fls + 1);
+	}
+	max_objects = order_objects(slub_max_order, size);
+	min_objects = MIN(min_objects, max_objects);
+
+	while (min_objects > 1) {
+		for (unsigned int fraction = 16; fraction >= 4; fraction /= 2) {
+			order = calc_slab_order(st, size, min_objects, slub_max_order, fraction);
+			if (order <= slub_max_order)
+				return (int)order;
+		}
+		min_objects--;
+	}
+
+	/* One object per slab: any waste within slub_max_order ... */
+	order = calc_slab_order(st, size, 1, slub_max_order, 1);
+	if (order <= slub_max_order)
+		return (int)order;
+	/* ... or beyond it, up to what the page allocator has. */
+	order = calc_slab_order(st, size, 1, MAX_ORDER(mm), 1);
+	if (order <= MAX_ORDER(mm))
+		return (int)order;
+	return -1;
+}
+
+/*
+ * calculate_sizes() (Linux 6.6): where everything of an object lives.
+ *
+ *   object - red_left_pad   left red zone (SLAB_RED_ZONE)
+ *   object                  the object_size bytes of the client; the free
+ *                           pointer sits in the middle of them unless a
+ *                           constructor, poisoning or a red zone around a
+ *                           word-smaller object forbids it
+ *   object + object_size    right red zone, up to the word (one more word
+ *                           if the object already ends on one)
+ *   object + inuse          metadata: the free pointer when outside, two
+ *                           struct track (SLAB_STORE_USER), the kmalloc
+ *                           request size (SLAB_STORE_USER | SLAB_KMALLOC)
+ *   ...                     a word of padding with red zones, then
+ *                           alignment padding up to size
+ *
+ * size (the stride) is always a multiple of 8, and so is every object
+ * start, which ASan needs (kasan.h).  Returns 0 on success.
+ */
+int calculate_sizes(struct kmem_cache *s)
+{
+	struct slub_state *st = slub_state(s->mm);
+	slab_flags_t flags = s->flags;
+	unsigned int size = s->object_size;
+	int order;
+
+	/* The free pointer can only sit on a word boundary. */
+	size = SLUB_ALIGN(size, (unsigned int)sizeof(void *));
+
+	/* Poison the object itself only if nobody may rely on its contents. */
+	if ((flags & SLAB_POISON) && !s->ctor)
+		s->flags |= __OBJECT_POISON;
+	else
+		s->flags &= ~__OBJECT_POISON;
+
+	/* A red zone needs at least some bytes between object and metadata. */
+	if ((flags & SLAB_RED_ZONE) && size == s->object_size)
+		size += sizeof(void *);
+
+	s->inuse = size;
+
+	if ((flags & SLAB_POISON) || ((flags & SLAB_RED_ZONE) && s->object_size < sizeof(void *)) ||
+	    s->ctor || slub_debug_orig_size(s)) {
+		/*
+		 * The free pointer must not overlay the object: a constructor's
+		 * state survives free, poison fills the whole object, and a
+		 * red-zoned object smaller than a word would put it in the red
+		 * zone ("mm, slub: fix redzone for tiny objects").
+		 */
+		s->offset = size;
+		size += sizeof(void *);
+	} else {
+		/* Keep it away from both edges: small overflows from a neighbour
+		 * then do not hit it (Linux >= 5.7). */
+		s->offset = SLUB_ALIGN_DOWN(s->object_size / 2, (unsigned int)sizeof(void *));
+	}
+
+	if (flags & SLAB_STORE_USER) {
+		size += 2 * sizeof(struct track);
+		if (flags & SLAB_KMALLOC)
+			size += sizeof(unsigned int);   /* the request size */
+	}
+
+	if (flags & SLAB_RED_ZONE) {
+		/* A word of padding catches writes before the next object's start
+		 * in the metadata rather than in tracking data or the free pointer. */
+		size += sizeof(void *);
+		s->red_left_pad = SLUB_ALIGN((unsigned int)sizeof(void *), s->align);
+		size += s->red_left_pad;
+	} else {
+		s->red_left_pad = 0;
+	}
+
+	size = SLUB_ALIGN(size, s->align);
+	s->size = size;
+	VM_BUG_ON(size % 8 || s->red_left_pad % 8);
+
+	order = calculate_order(st, size);
+	if (order < 0)
+		return -1;
+
+	s->allocflags = __GFP_COMP;
+	if (s->flags & SLAB_CACHE_DMA)
+		s->allocflags |= __GFP_DMA;
+	if (s->flags & SLAB_CACHE_DMA32)
+		s->allocflags |= __GFP_DMA32;
+	if (s->flags & SLAB_RECLAIM_ACCOUNT)
+		s->allocflags |= __GFP_RECLAIMABLE;
+
+	s->oo = oo_make((unsigned int)order, size);
+	s->min = oo_make(get_order_size(size), size);
+	return oo_objects(s->oo) ? 0 : -1;
+}
+
+/* set_min_partial(): ilog2(size) / 2, within MIN_PARTIAL..MAX_PARTIAL. */
+static void set_min_partial(struct kmem_cache *s)
+{
+	unsigned long ilog2 = 0;
+	while ((1UL << (ilog2 + 1)) <= s->size)
+		ilog2++;
+	s->min_partial = MAX((unsigned long)MIN_PARTIAL, MIN((unsigned long)MAX_PARTIAL, ilog2 / 2));
+}
+
+/* set_cpu_partial(): objects worth keeping on a vCPU, as slabs assumed half full. */
+static void set_cpu_partial(struct kmem_cache *s)
+{
+	unsigned int nr_objects;
+
+	if (!kmem_cache_has_cpu_partial(s))
+		nr_objects = 0;
+	else if (s->size >= MM_PAGE_SIZE)
+		nr_objects = 6;
+	else if (s->size >= 1024)
+		nr_objects = 24;
+	else if (s->size >= 256)
+		nr_objects = 52;
+	else
+		nr_objects = 120;
+	s->cpu_partial = nr_objects;
+	s->cpu_partial_slabs = (nr_objects * 2 + oo_objects(s->oo) - 1) / oo_objects(s->oo);
+}
+
+/* init_cache_random_seq(): a shuffled sequence of object offsets (CONFIG_SLAB_FREELIST_RANDOM). */
+static int init_cache_random_seq(struct kmem_cache *s)
+{
+	struct slub_state *st = slub_state(s->mm);
+	unsigned int count = oo_objects(s->oo);
+
+	free(s->random_seq);
+	s->random_seq = NULL;
+	if (!st->random || count < 2)
+		return 0;
+	s->random_seq = malloc(count * sizeof(unsigned int));
+	if (!s->random_seq)
+		return -1;
+	for (unsigned int i = 0; i < count; i++)
+		s->random_seq[i] = i;
+	for (unsigned int i = count - 1; i > 0; i--) {          /* freelist_randomize(): Fisher-Yates */
+		unsigned int j = (unsigned int)(slub_random(st) % (i + 1));
+		unsigned int t = s->random_seq[i];
+		s->random_seq[i] = s->random_seq[j];
+		s->random_seq[j] = t;
+	}
+	for (unsigned int i = 0; i < count; i++)
+		s->random_seq[i] *= s->size;
+	return 0;
+}
+
+/* init_kmem_cache_cpus(): every vCPU starts with its own tid and nothing else. */
+void slub_cache_init_cpus(struct kmem_cache *s)
+{
+	unsigned int nr = s->mm->cfg.nr_cpus;
+
+	memset(s->cpu_slab, 0, nr * sizeof(*s->cpu_slab));
+	for (unsigned int cpu = 0; cpu < nr; cpu++) {
+		struct kmem_cache_cpu *c = slub_cpu(s, (int)cpu);
+		local_lock_init(&c->lock);
+		c->tid = init_tid((int)cpu);
+		s->last_tid[cpu] = c->tid;
+	}
+}
+
+static void init_kmem_cache_node(struct kmem_cache_node *n)
+{
+	spin_lock_init(&n->list_lock);
+	n->nr_partial = 0;
+	INIT_LIST_HEAD(&n->partial);
+	INIT_LIST_HEAD(&n->full);
+	atomic_store(&n->nr_slabs, 0);
+	atomic_store(&n->total_objects, 0);
+}
+
+/*
+ * The layout part of kmem_cache_open(): flags with slub_debug applied,
+ * hardening, sizes, partial limits, randomisation.  Also used when
+ * options change on a cache that holds no slab.
+ */
+static int kmem_cache_setup_layout(struct kmem_cache *s, char *err, size_t errlen)
+{
+	struct slub_state *st = slub_state(s->mm);
+
+	s->flags = kmem_cache_flags(st, s->name, s->user_flags);
+	s->fastpath = st->fastpath;
+	if (st->hardened) {
+		s->fp_random = slub_random(st);
+		s->fp_swab_mask = ~0UL;
+	} else {
+		s->fp_random = 0;
+		s->fp_swab_mask = 0;
+	}
+	if (calculate_sizes(s))
+		return fail(err, errlen, "kmem_cache_create(%s): object size %u (stride %u) does not fit "
+			    "a slab of order <= %u", s->name, s->object_size, s->size, MAX_ORDER(s->mm));
+	set_min_partial(s);
+	set_cpu_partial(s);
+	if (init_cache_random_seq(s))
+		return fail(err, errlen, "kmem_cache_create(%s): out of memory", s->name);
+	return 0;
+}
+
+/* calculate_alignment() (mm/slab_common.c). */
+static unsigned int calculate_alignment(slab_flags_t flags, unsigned int align, unsigned int size)
+{
+	if (flags & SLAB_HWCACHE_ALIGN) {
+		unsigned int ralign = L1_CACHE_BYTES;
+		while (size <= ralign / 2)
+			ralign /= 2;
+		align = MAX(align, ralign);
+	}
+	align = MAX(align, (unsigned int)ARCH_SLAB_MINALIGN);
+	return SLUB_ALIGN(align, (unsigned int)sizeof(void *));
+}
+
+bool slub_is_cache(struct slub_state *st, const struct kmem_cache *s)
+{
+	struct list_head *pos;
+	list_for_each(pos, &st->caches)
+		if (list_entry(pos, struct kmem_cache, list) == s)
+			return true;
+	return false;
+}
+
+/* kmem_cache_create_usercopy() + create_cache() + kmem_cache_open(), caller holds slab_mutex. */
+struct kmem_cache *__kmem_cache_create(struct mm *mm, const char *name, unsigned int size,
+				       unsigned int align, slab_flags_t flags, void (*ctor)(void *),
+				       char *err, size_t errlen)
+{
+	struct slub_state *st = slub_state(mm);
+	unsigned int nr = mm->cfg.nr_cpus;
+	struct kmem_cache *s;
+
+	if (!name || !*name) {
+		fail(err, errlen, "kmem_cache_create: a cache needs a name");
+		return NULL;
+	}
+	if (size == 0 || (size_t)size > (MM_PAGE_SIZE << MAX_ORDER(mm))) {
+		fail(err, errlen, "kmem_cache_create(%s): size %u out of range 1..%lu", name, size,
+		     MM_PAGE_SIZE << MAX_ORDER(mm));
+		return NULL;
+	}
+	if (align & (align - 1)) {
+		fail(err, errlen, "kmem_cache_create(%s): align %u is not a power of two", name, align);
+		return NULL;
+	}
+	if (align > MM_PAGE_SIZE) {
+		fail(err, errlen, "kmem_cache_create(%s): align %u larger than a page", name, align);
+		return NULL;
+	}
+	if (flags & ~(SLAB_DEBUG_FLAGS | SLAB_KMALLOC | SLAB_HWCACHE_ALIGN | SLAB_CACHE_DMA |
+		      SLAB_CACHE_DMA32 | SLAB_RECLAIM_ACCOUNT | SLAB_PANIC | SLAB_NO_MERGE)) {
+		fail(err, errlen, "kmem_cache_create(%s): unknown flags %#x", name, flags);
+		return NULL;
+	}
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto oom;
+	s->mm = mm;
+	s->name = strdup(name);
+	s->cpu_slab = aligned_alloc(L1_CACHE_BYTES, nr * sizeof(struct kmem_cache_cpu));
+	s->last_tid = calloc(nr, sizeof(unsigned long));
+	if (!s->name || !s->cpu_slab || !s->last_tid)
+		goto oom;
+	s->user_size = size;
+	s->user_align = align;
+	s->user_flags = flags;
+	s->object_size = size;
+	s->align = calculate_alignment(flags, align, size);
+	s->ctor = ctor;
+	s->refcount = 1;
+	atomic_init(&s->nr_isolated, 0);
+	init_kmem_cache_node(&s->node[0]);
+	if (kmem_cache_setup_layout(s, err, errlen)) {
+		__kmem_cache_release(s);
+		return NULL;
+	}
+	slub_cache_init_cpus(s);
+	list_add_tail(&s->list, &st->caches);
+	return s;
+oom:
+	fail(err, errlen, "kmem_cache_create(%s): out of memory", name);
+	if (s)
+		__kmem_cache_release(s);
+	return NULL;
+}
+
+void __kmem_cache_release(struct kmem_cache *s)
+{
+	free(s->random_seq);
+	free(s->last_tid);
+	free(s->cpu_slab);
+	free((void *)s->name);
+	free(s);
+}
+
+struct kmem_cache *kmem_cache_create(struct mm *mm, const char *name, unsigned int size,
+				     unsigned int align, slab_flags_t flags, void (*ctor)(void *))
+{
+	struct slub_state *st;
+	struct kmem_cache *s;
+	char err[160];
+
+	if (!mm || !(st = slub_state(mm)))
+		return NULL;
+	spin_lock(&st->slab_mutex);
+	s = __kmem_cache_create(mm, name, size, align, flags, ctor, err, sizeof(err));
+	spin_unlock(&st->slab_mutex);
+	if (!s) {
+		if (flags & SLAB_PANIC) {
+			fprintf(stderr, "mmfuzz: kmem_cache_create(%s) failed: %s\n", name ? name : "(null)", err);
+			abort();
+		}
+		if (!mm->cfg.quiet)
+			fprintf(stderr, "mmfuzz: %s\n", err);
+	}
+	return s;
+}
+
+/* Reapply options to a cache with no slab (mm_slub_configure). -EBUSY if it has slabs. */
+int slub_cache_relayout(struct kmem_cache *s)
+{
+	char err[160];
+	if (atomic_load(&s->node[0].nr_slabs))
+		return -16;   /* EBUSY */
+	struct kmem_cache saved = *s;
+	s->random_seq = NULL;
+	if (kmem_cache_setup_layout(s, err, sizeof(err))) {
+		/* The new options cannot work for this cache: keep the old layout. */
+		free(s->random_seq);
+		*s = saved;
+		return -22;   /* EINVAL */
+	}
+	free(saved.random_seq);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- destroy */
+
+/* The objects still allocated in every slab of @s (a memmap walk: full slabs are on no list). */
+static unsigned long count_remaining(struct kmem_cache *s, unsigned long *nr_slabs)
+{
+	struct mm *mm = s->mm;
+	unsigned long objects = 0;
+
+	*nr_slabs = 0;
+	for (unsigned long pfn = mm->first_pfn; pfn < mm->end_pfn; pfn++) {
+		if (!__pfn_valid(mm, pfn))
+			continue;
+		struct page *p = __pfn_to_page(mm, pfn);
+		if (PageSlab(p) && p->slab_cache == s) {
+			(*nr_slabs)++;
+			objects += slab_inuse(p);
+		}
+	}
+	return objects;
+}
+
+/* free_partial(): discard the empty partial slabs, report the others. */
+static void free_partial(struct kmem_cache *s, struct kmem_cache_node *n)
+{
+	struct list_head discard, *pos, *tmp;
+	unsigned long flags;
+
+	INIT_LIST_HEAD(&discard);
+	spin_lock_irqsave(&n->list_lock, flags);
+	list_for_each_safe(pos, tmp, &n->partial) {
+		struct page *slab = list_entry(pos, struct page, slab_list);
+		if (!slab_inuse(slab)) {
+			remove_partial(n, slab);
+			list_add(&slab->slab_list, &discard);
+		} else {
+			list_slab_objects(s, slab);
+		}
+	}
+	spin_unlock_irqrestore(&n->list_lock, flags);
+
+	list_for_each_safe(pos, tmp, &discard) {
+		struct page *slab = list_entry(pos, struct page, slab_list);
+		list_del(&slab->slab_list);
+		discard_slab(s, slab);
+	}
+}
+
+/* __kmem_cache_shutdown(): 0 if the cache is now empty. */
+static int __kmem_cache_shutdown(struct kmem_cache *s)
+{
+	struct kmem_cache_node *n = get_node(s, 0);
+
+	flush_all(s);
+	free_partial(s, n);
+	if (node_nr_partial(n) || atomic_load(&n->nr_slabs))
+		return 1;
+	return 0;
+}
+
+/*
+ * kmem_cache_destroy() (Linux 6.6): the last reference shuts the cache
+ * down; leaks are reported in the kernel's words and the cache is kept,
+ * so nothing is freed that clients still hold.
+ */
+void kmem_cache_destroy(struct kmem_cache *s)
+{
+	struct slub_state *st;
+	int err;
+
+	if (!s)
+		return;
+	st = slub_state(s->mm);
+	slub_quarantine_drain(s->mm, s);         /* kasan_cache_shutdown() */
+
+	spin_lock(&st->slab_mutex);
+	if (!slub_is_cache(st, s) || s->refcount <= 0) {
+		spin_unlock(&st->slab_mutex);
+		mm_report(s->mm, "slub", ~0UL, 0, "kmem_cache_destroy: %p is not a live cache (destroyed twice?)",
+			  (void *)s);
+		return;
+	}
+	s->refcount--;
+	if (s->refcount) {
+		spin_unlock(&st->slab_mutex);
+		return;
+	}
+	/* The remote flush runs without slab_mutex: see "Remote flush" in fastpath.c. */
+	spin_unlock(&st->slab_mutex);
+	err = __kmem_cache_shutdown(s);
+	spin_lock(&st->slab_mutex);
+	if (err) {
+		unsigned long nr_slabs, objects = count_remaining(s, &nr_slabs);
+		mm_report(s->mm, "slub", ~0UL, 0,
+			  "kmem_cache_destroy %s: Slab cache still has objects (%lu objects in %lu slabs)",
+			  s->name, objects, nr_slabs);
+		spin_unlock(&st->slab_mutex);
+		return;
+	}
+	list_del(&s->list);
+	for (int i = 0; i <= KMALLOC_SHIFT_HIGH; i++)
+		if (st->kmalloc_caches[i] == s)
+			st->kmalloc_caches[i] = NULL;
+	spin_unlock(&st->slab_mutex);
+	__kmem_cache_release(s);
+}
+
+/* ---------------------------------------------------------------- shrink */
+
+#define SHRINK_PROMOTE_MAX 32
+
+/*
+ * __kmem_cache_do_shrink() (Linux 6.6): discard the empty partial slabs and
+ * sort the rest, fullest first, so allocations fill them before the
+ * emptier ones (which may then become free).
+ */
+static int __kmem_cache_do_shrink(struct kmem_cache *s)
+{
+	struct kmem_cache_node *n = get_node(s, 0);
+	struct list_head discard, promote[SHRINK_PROMOTE_MAX], *pos, *tmp;
+	unsigned long flags;
+
+	INIT_LIST_HEAD(&discard);
+	for (int i = 0; i < SHRINK_PROMOTE_MAX; i++)
+		INIT_LIST_HEAD(&promote[i]);
+
+	spin_lock_irqsave(&n->list_lock, flags);
+	list_for_each_safe(pos, tmp, &n->partial) {
+		struct page *slab = list_entry(pos, struct page, slab_list);
+		union slab_ctr ctr = slab_ctr(slab);     /* inuse can only drop under us: an upper bound */
+		int free = (int)ctr.c.objects - (int)ctr.c.inuse;
+
+		BUG_ON(free <= 0);                        /* full slabs are never on the partial list */
+		if (free == (int)ctr.c.objects) {
+			list_del(&slab->slab_list);
+			list_add(&slab->slab_list, &discard);
+			__atomic_store_n(&n->nr_partial, n->nr_partial - 1, __ATOMIC_RELAXED);
+		} else if (free <= SHRINK_PROMOTE_MAX) {
+			list_del(&slab->slab_list);
+			list_add(&slab->slab_list, &promote[free - 1]);
+		}
+	}
+	for (int i = SHRINK_PROMOTE_MAX - 1; i >= 0; i--)
+		list_splice_init(&promote[i], &n->partial);
+	spin_unlock_irqrestore(&n->list_lock, flags);
+
+	list_for_each_safe(pos, tmp, &discard) {
+		struct page *slab = list_entry(pos, struct page, slab_list);
+		list_del(&slab->slab_list);
+		discard_slab(s, slab);
+	}
+	return atomic_load(&n->nr_slabs) ? 1 : 0;
+}
+
+int kmem_cache_shrink(struct kmem_cache *s)
+{
+	if (!s)
+		return 0;
+	slub_quarantine_drain(s->mm, s);
+	flush_all(s);
+	return __kmem_cache_do_shrink(s);
+}
+
+/* ---------------------------------------------------------------- introspection */
+
+const char *kmem_cache_name(const struct kmem_cache *s) { return s ? s->name : NULL; }
+unsigned int kmem_cache_size(const struct kmem_cache *s) { return s ? s->object_size : 0; }
+struct mm *kmem_cache_mm(const struct kmem_cache *s) { return s ? s->mm : NULL; }
+
+struct kmem_cache *kmem_cache_next(struct mm *mm, struct kmem_cache *prev)
+{
+	struct slub_state *st = mm ? slub_state(mm) : NULL;
+	struct list_head *next;
+
+	if (!st)
+		return NULL;
+	spin_lock(&st->slab_mutex);
+	next = prev ? prev->list.next : st->caches.next;
+	spin_unlock(&st->slab_mutex);
+	return next == &st->caches ? NULL : list_entry(next, struct kmem_cache, list);
+}
+
+unsigned long node_nr_partial(const struct kmem_cache_node *n)
+{
+	return __atomic_load_n(&n->nr_partial, __ATOMIC_RELAXED);
+}
+
+int kmem_cache_get_info(struct kmem_cache *s, struct kmem_cache_info *info)
+{
+	struct kmem_cache_node *n;
+
+	if (!s || !info)
+		return -22;
+	n = get_node(s, 0);
+	memset(info, 0, sizeof(*info));
+	info->name = s->name;
+	info->object_size = s->object_size;
+	info->size = s->size;
+	info->inuse = s->inuse;
+	info->offset = s->offset;
+	info->red_left_pad = s->red_left_pad;
+	info->align = s->align;
+	info->order = oo_order(s->oo);
+	info->objects_per_slab = oo_objects(s->oo);
+	info->min_partial = (unsigned int)s->min_partial;
+	info->cpu_partial_slabs = s->cpu_partial_slabs;
+	info->flags = s->flags & ~__OBJECT_POISON;
+	info->nr_slabs = (unsigned long)atomic_load(&n->nr_slabs);
+	info->nr_objects = (unsigned long)atomic_load(&n->total_objects);
+	info->nr_partial = node_nr_partial(n);
+#ifdef SLUB_COUNT_LIVE
+	long live = 0;
+	for (unsigned int cpu = 0; cpu < s->mm->cfg.nr_cpus; cpu++)
+		live += __atomic_load_n(&slub_cpu(s, (int)cpu)->live, __ATOMIC_RELAXED);
+	info->nr_live = live;
+#else
+	info->nr_live = -1;
+#endif
+	return 0;
+}
+
+static const char *const stat_names[NR_SLUB_STAT_ITEMS] = {
+	"alloc_fastpath", "alloc_slowpath", "free_fastpath", "free_slowpath", "free_frozen",
+	"free_add_partial", "free_remove_partial", "alloc_from_partial", "alloc_slab", "alloc_refill",
+	"free_slab", "cpuslab_flush", "deactivate_full", "deactivate_empty", "deactivate_to_head",
+	"deactivate_to_tail", "deactivate_remote_frees", "deactivate_bypass", "order_fallback",
+	"cmpxchg_double_cpu_fail", "cmpxchg_double_fail", "cpu_partial_alloc", "cpu_partial_free",
+	"cpu_partial_node", "cpu_partial_drain",
+};
+
+const char *slub_stat_name(enum slub_stat_item item)
+{
+	return (unsigned)item < NR_SLUB_STAT_ITEMS ? stat_names[item] : "?";
+}
+
+bool kmem_cache_get_stats(struct kmem_cache *s, unsigned long out[NR_SLUB_STAT_ITEMS])
+{
+	memset(out, 0, NR_SLUB_STAT_ITEMS * sizeof(out[0]));
+#ifdef SLUB_STATS
+	for (unsigned int cpu = 0; s && cpu < s->mm->cfg.nr_cpus; cpu++)
+		for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++)
+			out[i] += __atomic_load_n(&slub_cpu(s, (int)cpu)->stat[i], __ATOMIC_RELAXED);
+	return s != NULL;
+#else
+	(void)s;
+	return false;
+#endif
+}
+
+/* count_partial(n, count_free) of get_slabinfo(). */
+static unsigned long count_partial_free(struct kmem_cache_node *n)
+{
+	unsigned long flags, x = 0;
+	struct list_head *pos;
+
+	spin_lock_irqsave(&n->list_lock, flags);
+	list_for_each(pos, &n->partial) {
+		struct page *slab = list_entry(pos, struct page, slab_list);
+		union slab_ctr ctr = slab_ctr(slab);
+		x += ctr.c.objects - ctr.c.inuse;
+	}
+	spin_unlock_irqrestore(&n->list_lock, flags);
+	return x;
+}
+
+void mm_dump_slabinfo(struct mm *mm, FILE *f)
+{
+	fprintf(f, "slabinfo - version: 2.1\n");
+	fprintf(f, "# name            <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab>"
+		   " : tunables <limit> <batchcount> <sharedfactor> : slabdata <active_slabs> <num_slabs>"
+		   " <sharedavail>\n");
+	for (struct kmem_cache *s = kmem_cache_next(mm, NULL); s; s = kmem_cache_next(mm, s)) {
+		struct kmem_cache_node *n = get_node(s, 0);
+		unsigned long nr_objs = (unsigned long)atomic_load(&n->total_objects);
+		unsigned long nr_slabs = (unsigned long)atomic_load(&n->nr_slabs);
+		unsigned long nr_free = count_partial_free(n);
+		fprintf(f, "%-17s %6lu %6lu %6u %4u %4d : tunables %4u %4u %4u : slabdata %6lu %6lu %6lu\n",
+			s->name, nr_objs - nr_free, nr_objs, s->size, oo_objects(s->oo), 1 << oo_order(s->oo),
+			0U, 0U, 0U, nr_slabs, nr_slabs, 0UL);
+	}
+}

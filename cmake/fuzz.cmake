@@ -1,0 +1,100 @@
+# cmake/fuzz.cmake - fuzz targets from one source for every engine (STYLE.md rule 15).
+#
+#   add_fuzzer(NAME SOURCES file.c ...)
+#
+# builds the executable fuzz_NAME from the sources, the shared harness
+# (targets/common) and the engine's main, chosen by MM_ENGINE:
+#   none       targets/common/replay_main.c: replays files and directories
+#              given on the command line (any compiler; what ctest runs)
+#   libfuzzer  -fsanitize=fuzzer; the allocator is built with
+#              -fsanitize=fuzzer-no-link so its coverage guides the fuzzer
+#   afl        targets/common/afl_main.c: AFL++ persistent mode
+#              (__AFL_LOOP, shared-memory test cases); needs afl-clang-fast.
+#              Also fuzz_NAME.cmplog, everything built again with
+#              AFL_LLVM_CMPLOG=1, for afl-fuzz -c.
+# and registers the ctest fuzz_NAME_corpus, which replays corpus/NAME/ and
+# corpus/regressions/NAME/ with the checker at level 3 after every op.
+
+set(MF_ROOT ${PROJECT_SOURCE_DIR})
+set(MF_COMMON ${MF_ROOT}/targets/common)
+file(GLOB MF_HARNESS_SOURCES CONFIGURE_DEPENDS ${MF_COMMON}/*.c)
+list(REMOVE_ITEM MF_HARNESS_SOURCES ${MF_COMMON}/replay_main.c ${MF_COMMON}/afl_main.c)
+
+if(MM_ENGINE STREQUAL "libfuzzer")
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "MM_ENGINE=libfuzzer needs clang (CMAKE_C_COMPILER=clang)")
+  endif()
+  set(MF_MAIN "")
+  set(MF_COMPILE_FLAGS -fsanitize=fuzzer-no-link)
+  set(MF_LINK_FLAGS -fsanitize=fuzzer)
+  # Coverage of the allocator itself is what guides the fuzzer.
+  target_compile_options(mmalloc PRIVATE -fsanitize=fuzzer-no-link)
+elseif(MM_ENGINE STREQUAL "afl")
+  if(NOT CMAKE_C_COMPILER MATCHES "afl-")
+    message(FATAL_ERROR "MM_ENGINE=afl needs CMAKE_C_COMPILER=afl-clang-fast (Debian package afl++)")
+  endif()
+  set(MF_MAIN ${MF_COMMON}/afl_main.c)
+  set(MF_COMPILE_FLAGS "")
+  set(MF_LINK_FLAGS "")
+  # The CMPLOG build of the allocator, for the fuzz_NAME.cmplog binaries.
+  file(GLOB_RECURSE MF_ALLOC_SOURCES CONFIGURE_DEPENDS ${MF_ROOT}/allocator/*.c)
+  add_library(mmalloc_cmplog STATIC ${MF_ALLOC_SOURCES})
+  target_include_directories(mmalloc_cmplog PUBLIC ${MF_ROOT}/allocator/include ${MF_ROOT}/allocator)
+  target_link_libraries(mmalloc_cmplog PUBLIC Threads::Threads)
+  set_property(TARGET mmalloc_cmplog PROPERTY RULE_LAUNCH_COMPILE "env AFL_LLVM_CMPLOG=1")
+elseif(MM_ENGINE STREQUAL "none")
+  set(MF_MAIN ${MF_COMMON}/replay_main.c)
+  set(MF_COMPILE_FLAGS "")
+  set(MF_LINK_FLAGS "")
+else()
+  message(FATAL_ERROR "MM_ENGINE must be none, libfuzzer or afl (not '${MM_ENGINE}')")
+endif()
+
+add_library(mmfuzz_harness STATIC ${MF_HARNESS_SOURCES})
+target_include_directories(mmfuzz_harness PUBLIC ${MF_ROOT}/targets ${MF_COMMON})
+target_link_libraries(mmfuzz_harness PUBLIC mmalloc_internal)
+target_compile_options(mmfuzz_harness PRIVATE ${MF_COMPILE_FLAGS})
+
+if(MM_ENGINE STREQUAL "afl")
+  add_library(mmfuzz_harness_cmplog STATIC ${MF_HARNESS_SOURCES})
+  target_include_directories(mmfuzz_harness_cmplog PUBLIC ${MF_ROOT}/targets ${MF_COMMON} ${MF_ROOT}/allocator)
+  target_link_libraries(mmfuzz_harness_cmplog PUBLIC mmalloc_cmplog)
+  set_property(TARGET mmfuzz_harness_cmplog PROPERTY RULE_LAUNCH_COMPILE "env AFL_LLVM_CMPLOG=1")
+endif()
+
+set(MF_ALL_FUZZERS "" CACHE INTERNAL "fuzz targets defined by add_fuzzer()")
+
+function(add_fuzzer NAME)
+  cmake_parse_arguments(F "" "" "SOURCES" ${ARGN})
+  if(NOT F_SOURCES)
+    message(FATAL_ERROR "add_fuzzer(${NAME}): no SOURCES")
+  endif()
+  add_executable(fuzz_${NAME} ${F_SOURCES} ${MF_MAIN})
+  target_link_libraries(fuzz_${NAME} PRIVATE mmfuzz_harness mmalloc_internal)
+  target_compile_options(fuzz_${NAME} PRIVATE ${MF_COMPILE_FLAGS})
+  target_link_options(fuzz_${NAME} PRIVATE ${MF_LINK_FLAGS})
+  if(MM_ENGINE STREQUAL "afl")
+    add_executable(fuzz_${NAME}.cmplog ${F_SOURCES} ${MF_MAIN})
+    target_link_libraries(fuzz_${NAME}.cmplog PRIVATE mmfuzz_harness_cmplog)
+    set_property(TARGET fuzz_${NAME}.cmplog PROPERTY RULE_LAUNCH_COMPILE "env AFL_LLVM_CMPLOG=1")
+  endif()
+
+  set(dirs ${MF_ROOT}/corpus/${NAME})
+  if(EXISTS ${MF_ROOT}/corpus/regressions/${NAME})
+    list(APPEND dirs ${MF_ROOT}/corpus/regressions/${NAME})
+  endif()
+  if(MM_ENGINE STREQUAL "libfuzzer")
+    add_test(NAME fuzz_${NAME}_corpus COMMAND fuzz_${NAME} -runs=0 ${dirs})
+  else()
+    add_test(NAME fuzz_${NAME}_corpus COMMAND fuzz_${NAME} ${dirs})
+  endif()
+  set_tests_properties(fuzz_${NAME}_corpus PROPERTIES TIMEOUT 300
+                       ENVIRONMENT "MMFUZZ_CHECK_LEVEL=3;MMFUZZ_FINAL_LEVEL=3")
+  # The committed seeds are exactly what their op text encodes to.
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_FOUND)
+    add_test(NAME fuzz_${NAME}_seeds_match_text
+             COMMAND ${Python3_EXECUTABLE} ${MF_ROOT}/tools/optext check ${NAME} --binary $<TARGET_FILE:fuzz_${NAME}>)
+  endif()
+  set(MF_ALL_FUZZERS ${MF_ALL_FUZZERS} ${NAME} CACHE INTERNAL "")
+endfunction()

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * afl_main.c - main() of the AFL++ build (MM_ENGINE=afl, compiled by
+ * afl-clang-fast): persistent mode with shared-memory test cases.  The
+ * instance and the shadow are reused across iterations; the harness's
+ * teardown proves each input left the instance as it found it, so
+ * persistent mode is stable.  Given files or directories on the command
+ * line (no AFL++ around), it replays them like the replay build.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#ifndef __AFL_FUZZ_TESTCASE_LEN
+/* Not compiled by afl-clang-fast: read stdin once, so the file still builds. */
+static unsigned char afl_fallback_buf[1 << 20];
+static ssize_t afl_fallback_len;
+#define __AFL_FUZZ_INIT() void afl_fuzz_init_unused(void)
+#define __AFL_INIT() ((void)0)
+#define __AFL_FUZZ_TESTCASE_BUF afl_fallback_buf
+#define __AFL_FUZZ_TESTCASE_LEN afl_fallback_len
+#define __AFL_LOOP(n) (afl_fallback_len = read(0, afl_fallback_buf, sizeof(afl_fallback_buf)), \
+		       afl_fallback_len > 0 && !afl_fallback_once++)
+static int afl_fallback_once;
+#endif
+
+__AFL_FUZZ_INIT();
+
+int main(int argc, char **argv)
+{
+	mf_main_options(mf_the_target, &argc, &argv);
+	if (argc > 1)
+		return mf_replay_main(mf_the_target, argc, argv);
+
+	/* Deferred fork server: everything above runs once. */
+	__AFL_INIT();
+	unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;
+	while (__AFL_LOOP(100000)) {
+		size_t len = (size_t)__AFL_FUZZ_TESTCASE_LEN;
+		mf_run_input(mf_the_target, buf, len);
+	}
+	return 0;
+}

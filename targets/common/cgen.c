@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cgen.c - the standalone C reproducer writer: prologue with the checking
+ * helpers, the config, and the epilogue.  See cgen.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgen.h"
+
+static FILE *cgen_out;
+static char cgen_path[4096];
+
+void mf_cgen_open(const char *path)
+{
+	snprintf(cgen_path, sizeof(cgen_path), "%s", path);
+	cgen_out = fopen(path, "w");
+	if (!cgen_out) {
+		perror(path);
+		exit(2);
+	}
+}
+
+FILE *mf_cgen_file(void)
+{
+	return cgen_out;
+}
+
+static const char prologue[] =
+	"#include <stdarg.h>\n"
+	"#include <stdio.h>\n"
+	"#include <stdlib.h>\n"
+	"#include <string.h>\n"
+	"\n"
+	"#include \"mm/mm.h\"\n"
+	"\n"
+	"#define UNUSED __attribute__((unused))\n"
+	"static struct mm *mm;\n"
+	"\n"
+	"UNUSED static void fail(int op, const char *fmt, ...)\n"
+	"{\n"
+	"\tva_list ap;\n"
+	"\tfprintf(stderr, \"op %d: \", op);\n"
+	"\tva_start(ap, fmt);\n"
+	"\tvfprintf(stderr, fmt, ap);\n"
+	"\tva_end(ap);\n"
+	"\tfputc('\\n', stderr);\n"
+	"\texit(1);\n"
+	"}\n"
+	"\n"
+	"UNUSED static void check_at(int op, int level)\n"
+	"{\n"
+	"\tstruct mm_violation v;\n"
+	"\tif (level > 0 && !mm_check(mm, level, &v))\n"
+	"\t\tfail(op, \"%s\", v.msg);\n"
+	"}\n"
+	"\n"
+	"UNUSED static void check(int op) { check_at(op, CHECK_LEVEL); }\n"
+	"\n"
+	"UNUSED static void expect(int op, int cond, const char *what)\n"
+	"{\n"
+	"\tif (!cond)\n"
+	"\t\tfail(op, \"C1 violated: %s\", what);\n"
+	"}\n"
+	"\n"
+	"UNUSED static void diverged(int op, int cond, const char *what)\n"
+	"{\n"
+	"\tif (cond) {\n"
+	"\t\tfprintf(stderr, \"op %d: this run diverged from the fuzz run: %s\\n\", op, what);\n"
+	"\t\texit(2);\n"
+	"\t}\n"
+	"}\n"
+	"\n"
+	"UNUSED static void expect_zero(int op, const void *p, size_t len)\n"
+	"{\n"
+	"\tfor (size_t i = 0; i < len; i++)\n"
+	"\t\tif (((const unsigned char *)p)[i])\n"
+	"\t\t\tfail(op, \"C1 violated: zeroed memory %p is not zero at +%#zx\", p, i);\n"
+	"}\n"
+	"\n"
+	"/* What the program holds: overlap and content checks (the shadow model, simplified). */\n"
+	"static struct { unsigned id; unsigned char *p; size_t len; } live[4096];\n"
+	"static int nlive;\n"
+	"\n"
+	"UNUSED static unsigned char pattern(unsigned id, size_t i) { return (unsigned char)(id * 131u + i * 7u + 1u); }\n"
+	"\n"
+	"UNUSED static void track(int op, unsigned id, void *addr, size_t len)\n"
+	"{\n"
+	"\tunsigned char *p = addr;\n"
+	"\tfor (int i = 0; i < nlive; i++)\n"
+	"\t\tif (p < live[i].p + live[i].len && live[i].p < p + len)\n"
+	"\t\t\tfail(op, \"C1 violated: new allocation %p (+%#zx) overlaps live allocation a%u at %p (+%#zx)\",\n"
+	"\t\t\t     addr, len, live[i].id, (void *)live[i].p, live[i].len);\n"
+	"\tif (nlive == 4096)\n"
+	"\t\tfail(op, \"too many live allocations\");\n"
+	"\tlive[nlive].id = id;\n"
+	"\tlive[nlive].p = p;\n"
+	"\tlive[nlive++].len = len;\n"
+	"\tfor (size_t i = 0; i < len; i++)\n"
+	"\t\tp[i] = pattern(id, i);\n"
+	"}\n"
+	"\n"
+	"UNUSED static void untrack(int op, unsigned id)\n"
+	"{\n"
+	"\tfor (int i = 0; i < nlive; i++) {\n"
+	"\t\tif (live[i].id != id)\n"
+	"\t\t\tcontinue;\n"
+	"\t\tfor (size_t k = 0; k < live[i].len; k++)\n"
+	"\t\t\tif (live[i].p[k] != pattern(id, k))\n"
+	"\t\t\t\tfail(op, \"C1 violated: contents of a%u changed at +%#zx\", id, k);\n"
+	"\t\tlive[i] = live[--nlive];\n"
+	"\t\treturn;\n"
+	"\t}\n"
+	"\tfail(op, \"a%u is not live (reproducer bug)\", id);\n"
+	"}\n"
+	"\n";
+
+void mf_cgen_begin(struct mf_ctx *c)
+{
+	FILE *f = c->cgen;
+	fprintf(f, "/*\n * Standalone reproducer written by `mmfuzz trace %s %s --c %s`.\n",
+		c->t->name, c->input_name ? c->input_name : "-", cgen_path);
+	fprintf(f, " * It uses only the allocator API; build it against the library, e.g.\n"
+		   " *   cc -std=gnu11 -Iallocator/include repro.c build/<dir>/allocator/libmmalloc.a -lpthread -latomic\n"
+		   " * Exit status: 0 no violation, 1 violation reproduced, 2 diverged from the fuzz run.\n"
+		   " *\n * The op program:\n");
+	fprintf(f, " *   ");
+	mf_print_program(f, c->t, &c->setup, NULL, 0, -1, false);
+	for (unsigned int i = 0; i < c->nops; i++) {
+		fprintf(f, " *   ");
+		mf_print_op(f, c->t, &c->prog[i], false);
+		fputc('\n', f);
+	}
+	fprintf(f, " */\n#define CHECK_LEVEL %d\n#define FINAL_LEVEL %d\n", c->check_level, c->final_level);
+	fputs(prologue, f);
+	if (c->t->cgen_prologue)
+		c->t->cgen_prologue(c, f);
+	fprintf(f, "int main(void)\n{\n\tstruct mm_config cfg;\n\tchar err[256];\n\n");
+}
+
+void mf_cgen_config(struct mf_ctx *c, const struct mm_config *g)
+{
+	FILE *f = c->cgen;
+	if (!f)
+		return;
+	fprintf(f, "\tmemset(&cfg, 0, sizeof(cfg));\n");
+	fprintf(f, "\tcfg.nr_cpus = %u;\n\tcfg.max_order = %u;\n\tcfg.pageblock_order = %u;\n",
+		g->nr_cpus, g->max_order, g->pageblock_order);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		fprintf(f, "\tcfg.zones[%d] = (struct mm_span){ %#lx, %#lx };\n", z, g->zones[z].start_pfn,
+			g->zones[z].end_pfn);
+	fprintf(f, "\tcfg.nr_holes = %u;\n", g->nr_holes);
+	for (unsigned int i = 0; i < g->nr_holes && i < MM_MAX_HOLES; i++)
+		fprintf(f, "\tcfg.holes[%u] = (struct mm_span){ %#lx, %#lx };\n", i, g->holes[i].start_pfn,
+			g->holes[i].end_pfn);
+	fprintf(f, "\tcfg.min_free_kbytes = %lu;\n\tcfg.watermark_scale_factor = %u;\n", g->min_free_kbytes,
+		g->watermark_scale_factor);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		fprintf(f, "\tcfg.lowmem_reserve_ratio[%d] = %u;\n", z, g->lowmem_reserve_ratio[z]);
+	fprintf(f, "\tcfg.wmark_algo = %d;\n\tcfg.pcp_batch = %u;\n\tcfg.pcp_high = %u;\n"
+		   "\tcfg.percpu_pagelist_high_fraction = %u;\n\tcfg.pcp_prefetch_buddy = %d;\n"
+		   "\tcfg.debug = %u;\n\tcfg.bad_policy = %d;\n\tcfg.quiet = %d;\n",
+		(int)g->wmark_algo, g->pcp_batch, g->pcp_high, g->percpu_pagelist_high_fraction,
+		(int)g->pcp_prefetch_buddy, g->debug, (int)g->bad_policy, (int)g->quiet);
+	fprintf(f, "\tmm = mm_create(&cfg, err, sizeof(err));\n"
+		   "\tif (!mm) {\n\t\tfprintf(stderr, \"mm_create: %%s\\n\", err);\n\t\treturn 2;\n\t}\n"
+		   "\tcheck_at(-1, 3);\n");
+}
+
+void mf_cgen_after_setup(struct mf_ctx *c)
+{
+	(void)c;
+}
+
+void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
+{
+	FILE *f = c->cgen;
+	if (!f)
+		return;
+	if (inv) {
+		fprintf(f, "\t/* The fuzz run stopped here: %s: ", inv);
+		for (const char *p = msg; *p; p++)   /* no comment terminator inside the comment */
+			fputc(p[0] == '*' && p[1] == '/' ? '+' : *p, f);
+		fprintf(f, " */\n");
+		if (!c->tearing_down)
+			fprintf(f, "\tcheck(%u);\n", c->cur);
+		else
+			fprintf(f, "\tcheck_at(%u, FINAL_LEVEL);\n", c->nops);
+		fprintf(f, "\tfprintf(stderr, \"the violation the fuzz run saw (%s) did not reproduce here\\n\");\n"
+			   "\treturn 0;\n}\n", inv);
+	} else {
+		if (c->mm)
+			fprintf(f, "\tdrain_all_pages(mm, NULL);\n\tcheck_at(%u, FINAL_LEVEL);\n", c->nops);
+		fprintf(f, "\tif (mm)\n\t\tmm_destroy(mm);\n\tputs(\"no violation\");\n\treturn 0;\n}\n");
+	}
+	fclose(f);
+	fprintf(stderr, "mmfuzz: wrote %s\n", cgen_path);
+	cgen_out = NULL;
+	c->cgen = NULL;
+}

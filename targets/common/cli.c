@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.c - the harness's own command line, the same in every engine build
+ * (libFuzzer calls it from LLVMFuzzerInitialize, the replay and AFL++ mains
+ * call it first), and the standalone replay main.
+ *
+ *   fuzz_T --print FILE...        decode and print the op program (no run)
+ *   fuzz_T --encode TEXT [-o OUT] op text -> input bytes (stdout without -o)
+ *   fuzz_T --dict                 the dictionary for libFuzzer / AFL++
+ *   fuzz_T --ops                  the op table: every op and its arguments
+ *   fuzz_T --trace ...            run, printing each op and what it did
+ *   fuzz_T --c OUT.c FILE         run FILE, writing a standalone C reproducer
+ *
+ * Replay (engine none, and AFL++ builds given files): every FILE, and every
+ * regular file directly inside each DIR, in name order.  A FILE ending in
+ * .txt is op text and is encoded first.  A violation aborts (exit by
+ * SIGABRT); otherwise the exit status is 0, or 2 when nothing was readable.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cgen.h"
+#include "harness.h"
+
+void mf_set_input_name(const char *name);
+
+static struct mf_op cli_prog[MF_MAX_OPS];
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 4096;
+			uint8_t *nb = realloc(buf, cap + 1);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		size_t r = fread(buf + n, 1, cap - n, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	bool err = ferror(f);
+	fclose(f);
+	if (err) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+/* Op text -> bytes (malloc'ed); NULL with a message on a syntax error. */
+static uint8_t *text_to_bytes(const struct mf_target *t, const char *path, const char *text, size_t *len)
+{
+	struct mf_op setup;
+	char err[512];
+	int n = mf_parse_text(t, text, &setup, cli_prog, MF_MAX_OPS, err, sizeof(err));
+	if (n < 0) {
+		fprintf(stderr, "%s: %s\n", path, err);
+		return NULL;
+	}
+	*len = mf_encode(t, &setup, cli_prog, (unsigned)n, NULL, 0);
+	uint8_t *buf = malloc(*len + 1);
+	if (buf)
+		mf_encode(t, &setup, cli_prog, (unsigned)n, buf, *len);
+	return buf;
+}
+
+/* The input bytes of @path: read, and encoded first when it is op text. */
+static uint8_t *load_input(const struct mf_target *t, const char *path, size_t *len)
+{
+	uint8_t *data = read_file(path, len);
+	if (!data) {
+		fprintf(stderr, "%s: cannot read: %s\n", path, strerror(errno ? errno : EIO));
+		return NULL;
+	}
+	if (!ends_with(path, ".txt"))
+		return data;
+	uint8_t *bytes = text_to_bytes(t, path, (const char *)data, len);
+	free(data);
+	return bytes;
+}
+
+static void print_ops(const struct mf_target *t)
+{
+	const struct mf_opdesc *all[1 + 256];
+	unsigned int n = 0;
+	all[n++] = t->setup;
+	for (unsigned int i = 0; i < t->nops && n < 257; i++)
+		all[n++] = &t->ops[i];
+	printf("target %s: the first line is `%s`, then one op per line (name key=value ...)\n",
+	       t->name, t->setup->name);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct mf_opdesc *d = all[i];
+		printf("\n%s%s  -- %s\n", d->name, i ? "" : " (setup)", d->help ? d->help : "");
+		for (const struct mf_arg *a = d->args; a < d->args + MF_MAX_ARGS && a->name; a++) {
+			printf("    %-10s ", a->name);
+			switch (a->kind) {
+			case MF_ENUM:
+				for (long k = 0; k <= a->hi; k++)
+					printf("%s%s", k ? "|" : "one of ", a->names[k]);
+				break;
+			case MF_FLAGS:
+				for (unsigned int k = 0; k < a->nflags; k++)
+					printf("%s%s", k ? "|" : "flags ", a->flags[k].name);
+				break;
+			case MF_BOOL:
+				printf("0 or 1");
+				break;
+			case MF_IDX:
+				printf("index into the live allocations, taken modulo their count (0..65535)");
+				break;
+			default:
+				printf("integer in [%ld, %ld]", a->lo, a->hi);
+			}
+			putchar('\n');
+		}
+	}
+}
+
+static void remove_args(int *argc, char ***argv, int at, int n)
+{
+	for (int i = at; i + n <= *argc; i++)
+		(*argv)[i] = (*argv)[i + n];
+	*argc -= n;
+}
+
+int mf_main_options(const struct mf_target *t, int *argc, char ***argv)
+{
+	for (int i = 1; i < *argc; i++) {
+		const char *a = (*argv)[i];
+		if (!strcmp(a, "--dict")) {
+			mf_write_dict(stdout, t);
+			exit(0);
+		}
+		if (!strcmp(a, "--ops")) {
+			print_ops(t);
+			exit(0);
+		}
+		if (!strcmp(a, "--print")) {
+			int status = 0;
+			for (int k = i + 1; k < *argc; k++) {
+				size_t len;
+				struct mf_op setup;
+				uint8_t *data = load_input(t, (*argv)[k], &len);
+				if (!data) {
+					status = 2;
+					continue;
+				}
+				unsigned int n = mf_decode(t, data, len, &setup, cli_prog, MF_MAX_OPS);
+				if (*argc > i + 2)
+					printf("# %s\n", (*argv)[k]);
+				mf_print_program(stdout, t, &setup, cli_prog, n, -1, false);
+				free(data);
+			}
+			exit(*argc > i + 1 ? status : 2);
+		}
+		if (!strcmp(a, "--encode")) {
+			const char *in = i + 1 < *argc ? (*argv)[i + 1] : NULL, *out = NULL;
+			if (i + 3 < *argc && !strcmp((*argv)[i + 2], "-o"))
+				out = (*argv)[i + 3];
+			size_t len, tlen;
+			uint8_t *text = in ? read_file(in, &tlen) : NULL;
+			if (!text) {
+				fprintf(stderr, "usage: %s --encode TEXT [-o OUT]%s%s\n", (*argv)[0],
+					in ? ": cannot read " : "", in ? in : "");
+				exit(2);
+			}
+			uint8_t *bytes = text_to_bytes(t, in, (const char *)text, &len);
+			free(text);
+			if (!bytes)
+				exit(2);
+			FILE *f = out ? fopen(out, "wb") : stdout;
+			bool ok = f && fwrite(bytes, 1, len, f) == len && !(out && fclose(f));
+			free(bytes);
+			if (!ok) {
+				perror(out ? out : "stdout");
+				exit(2);
+			}
+			exit(0);
+		}
+		if (!strcmp(a, "--trace")) {
+			setenv("MMFUZZ_TRACE", "1", 1);
+			remove_args(argc, argv, i--, 1);
+			continue;
+		}
+		if (!strcmp(a, "--c")) {
+			if (i + 1 >= *argc) {
+				fprintf(stderr, "usage: %s --c OUT.c FILE\n", (*argv)[0]);
+				exit(2);
+			}
+			mf_cgen_open((*argv)[i + 1]);
+			remove_args(argc, argv, i--, 2);
+			continue;
+		}
+	}
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int replay_file(const struct mf_target *t, const char *path)
+{
+	size_t len;
+	uint8_t *data = load_input(t, path, &len);
+	if (!data)
+		return -1;
+	mf_set_input_name(path);
+	mf_run_input(t, data, len);
+	mf_set_input_name(NULL);
+	free(data);
+	return 0;
+}
+
+int mf_replay_main(const struct mf_target *t, int argc, char **argv)
+{
+	unsigned long ok = 0, bad = 0;
+
+	mf_main_options(t, &argc, &argv);
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s [--trace] [--c OUT.c] FILE|DIR...   (replay inputs)\n"
+			"       %s --print FILE... | --encode TEXT [-o OUT] | --dict | --ops\n", argv[0], argv[0]);
+		return 2;
+	}
+	for (int i = 1; i < argc; i++) {
+		struct stat st;
+		if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "%s: ignoring option %s (this is the replay build)\n", argv[0], argv[i]);
+			continue;
+		}
+		if (stat(argv[i], &st)) {
+			fprintf(stderr, "%s: %s\n", argv[i], strerror(errno));
+			bad++;
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			replay_file(t, argv[i]) ? bad++ : ok++;
+			continue;
+		}
+		DIR *d = opendir(argv[i]);
+		if (!d) {
+			fprintf(stderr, "%s: %s\n", argv[i], strerror(errno));
+			bad++;
+			continue;
+		}
+		char **names = NULL;
+		size_t n = 0, cap = 0;
+		for (struct dirent *e; (e = readdir(d));) {
+			char path[4096];
+			snprintf(path, sizeof(path), "%s/%s", argv[i], e->d_name);
+			if (e->d_name[0] == '.' || stat(path, &st) || !S_ISREG(st.st_mode))
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				char **nn = realloc(names, cap * sizeof(*names));
+				if (!nn)
+					break;
+				names = nn;
+			}
+			names[n++] = strdup(path);
+		}
+		closedir(d);
+		qsort(names, n, sizeof(*names), by_name);
+		for (size_t k = 0; k < n; k++) {
+			replay_file(t, names[k]) ? bad++ : ok++;
+			free(names[k]);
+		}
+		free(names);
+	}
+	fprintf(stderr, "%s: replayed %lu inputs without a violation%s", t->name, ok, bad ? "" : "\n");
+	if (bad)
+		fprintf(stderr, "; %lu unreadable\n", bad);
+	return bad && !ok ? 2 : bad ? 1 : 0;
+}

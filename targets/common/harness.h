@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * harness.h - the op-program fuzz harness shared by every target.
+ *
+ * An input is a setup record followed by op records (decode.c says how the
+ * bytes are split and read).  Every input decodes to a valid program: each
+ * argument is taken into its declared range, indices into the live
+ * allocations are taken modulo the live count when the op runs.  A target
+ * declares its ops in a table (name, typed arguments, an execute function
+ * and optionally a note printer and a C emitter); the harness decodes,
+ * prints, parses and encodes programs from that one table, runs them with
+ * the checker after every op, and tears the instance down to its initial
+ * state after every input.
+ *
+ * Adding a target = one C file that fills a struct mf_target and ends with
+ * MF_TARGET(that_struct), plus one line in targets/TARGETS.
+ *
+ * Violations: mf_fail() prints the invariant, the op index and the program
+ * so far, then abort()s - which libFuzzer and AFL++ record as a crash.
+ */
+#ifndef MF_HARNESS_H
+#define MF_HARNESS_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mm/mm.h"
+
+#define MF_MAX_ARGS   20            /* arguments of one op */
+#define MF_MAX_OPS    2048          /* ops of one input; the rest is ignored */
+#define MF_NR_RES     4             /* values an op records for its note */
+#define MF_SEP        0x5c          /* record separator ('\\'), see decode.c */
+
+/* ------------------------------------------------------------ op tables */
+
+enum mf_arg_kind {
+	MF_INT,        /* integer in [lo, hi], printed in decimal */
+	MF_HEX,        /* integer in [lo, hi], printed in hex */
+	MF_BOOL,       /* 0 or 1 */
+	MF_ENUM,       /* one of names[0 .. hi] */
+	MF_FLAGS,      /* an OR of flags[] (each a single bit) */
+	MF_IDX,        /* an index into the live allocations, taken modulo at run time */
+};
+
+struct mf_flag {
+	const char *name;
+	unsigned long bit;
+};
+
+struct mf_arg {
+	const char *name;               /* NULL ends the list */
+	enum mf_arg_kind kind;
+	long lo, hi;                    /* the range (MF_ENUM: 0 .. n-1) */
+	const char *const *names;       /* MF_ENUM */
+	const struct mf_flag *flags;    /* MF_FLAGS: single bits, in decoding order */
+	unsigned int nflags;
+	const struct mf_flag *aliases;  /* MF_FLAGS: multi-bit names for text, NULL-name ended */
+};
+
+#define MF_A_INT(n, l, h)   { .name = (n), .kind = MF_INT, .lo = (l), .hi = (h) }
+#define MF_A_HEX(n, l, h)   { .name = (n), .kind = MF_HEX, .lo = (l), .hi = (h) }
+#define MF_A_BOOL(n)        { .name = (n), .kind = MF_BOOL, .lo = 0, .hi = 1 }
+#define MF_A_IDX(n)         { .name = (n), .kind = MF_IDX, .lo = 0, .hi = 65535 }
+#define MF_A_ENUM(n, arr)   { .name = (n), .kind = MF_ENUM, .lo = 0, \
+			      .hi = (long)(sizeof(arr) / sizeof((arr)[0])) - 1, .names = (arr) }
+#define MF_A_FLAGS(n, arr, al) { .name = (n), .kind = MF_FLAGS, .lo = 0, .hi = 0, .flags = (arr), \
+			      .nflags = (unsigned)(sizeof(arr) / sizeof((arr)[0])), .aliases = (al) }
+
+struct mf_op {
+	uint16_t kind;                  /* index into the target's op table */
+	long a[MF_MAX_ARGS];            /* decoded arguments, in declaration order */
+	long res[MF_NR_RES];            /* what the op did (for its note); set by exec */
+	bool ran;                       /* exec reached */
+};
+
+struct mf_ctx;
+
+struct mf_opdesc {
+	const char *name;
+	const char *help;
+	void (*exec)(struct mf_ctx *c, struct mf_op *op);
+	/* Optional: print what the op did, from op->res, after the op text. */
+	void (*note)(FILE *f, const struct mf_op *op);
+	struct mf_arg args[MF_MAX_ARGS];
+};
+
+struct mf_alloc;
+
+struct mf_target {
+	const char *name;
+	const struct mf_opdesc *setup;  /* the arguments of record 0 (exec unused) */
+	const struct mf_opdesc *ops;
+	unsigned int nops;
+	int check_level;                /* per-op mm_check level (MMFUZZ_CHECK_LEVEL overrides) */
+	int final_level;                /* at teardown (MMFUZZ_FINAL_LEVEL overrides) */
+	/*
+	 * begin(): take an instance for this input (mf_instance()) or do
+	 * without one (c->mm stays NULL); return false to skip the input.
+	 */
+	bool (*begin)(struct mf_ctx *c, const struct mf_op *setup);
+	/* release(): free one live allocation the shadow still holds (teardown). */
+	void (*release)(struct mf_ctx *c, struct mf_alloc *a);
+	/* end(): after the shadow is empty: undo what else the input changed. */
+	void (*end)(struct mf_ctx *c);
+	/* C reproducer: the includes and helpers the emitted ops need (optional). */
+	void (*cgen_prologue)(struct mf_ctx *c, FILE *f);
+};
+
+/* ------------------------------------------------------------ run state */
+
+struct mf_shadow;
+struct mf_instance;
+
+struct mf_ctx {
+	const struct mf_target *t;
+	struct mm *mm;                  /* NULL for targets without an instance */
+	struct mf_instance *inst;
+	struct mf_shadow *sh;
+	struct mf_op setup;
+	struct mf_op *prog;
+	unsigned int nops;
+	unsigned int cur;               /* index of the op running */
+	int check_level, final_level;
+	bool tearing_down;
+	const char *input_name;         /* file being replayed, if known */
+	FILE *trace;                    /* print each op as it runs (MMFUZZ_TRACE) */
+	FILE *cgen;                     /* writing a C reproducer (trace --c) */
+	unsigned int cgen_tmp;          /* counter for emitted temporaries */
+	unsigned long reports_before;   /* mm_nr_reports() before the current op */
+	void *tstate;                   /* the target's own state */
+};
+
+/* ------------------------------------------------------------ API */
+
+/* Run one input; returns 0 (libFuzzer's convention) or aborts on a violation. */
+int mf_run_input(const struct mf_target *t, const uint8_t *data, size_t size);
+
+/* Handle the harness's own options (--print, --encode, --dict, --ops, --c); see cli.c. */
+int mf_main_options(const struct mf_target *t, int *argc, char ***argv);
+int mf_replay_main(const struct mf_target *t, int argc, char **argv);
+
+/* Stop at the first violation: report and abort(). */
+void mf_fail(struct mf_ctx *c, const char *inv, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 3, 4)));
+/* mm_check at @level; a violation goes to mf_fail. */
+void mf_check(struct mf_ctx *c, int level);
+
+/* Instances: a cached instance per config, reset between inputs. */
+struct mm *mf_instance(struct mf_ctx *c, const struct mm_config *cfg);
+const struct mm_config *mf_config(const struct mf_ctx *c);
+
+/* Program text (program.c). */
+void mf_print_op(FILE *f, const struct mf_target *t, const struct mf_op *op, bool with_note);
+void mf_print_program(FILE *f, const struct mf_target *t, const struct mf_op *setup,
+		      const struct mf_op *prog, unsigned int n, int mark, bool with_notes);
+/* Decode bytes into a program; returns the number of ops. */
+unsigned int mf_decode(const struct mf_target *t, const uint8_t *data, size_t size,
+		       struct mf_op *setup, struct mf_op *prog, unsigned int max);
+/* Parse op text into a program; -1 with a message on a syntax error. */
+int mf_parse_text(const struct mf_target *t, const char *text, struct mf_op *setup,
+		  struct mf_op *prog, unsigned int max, char *err, size_t errlen);
+/* Encode a program into bytes; returns the length (buf may be NULL to measure). */
+size_t mf_encode(const struct mf_target *t, const struct mf_op *setup, const struct mf_op *prog,
+		 unsigned int n, uint8_t *buf, size_t cap);
+void mf_write_dict(FILE *f, const struct mf_target *t);
+
+/* Helpers for targets. */
+unsigned long mf_env_ulong(const char *name, unsigned long def);
+#define MF_C(c, ...) do { if ((c)->cgen) fprintf((c)->cgen, __VA_ARGS__); } while (0)
+
+/* The entry points every engine calls, defined once per target. */
+#define MF_TARGET(tgt)                                                              \
+	const struct mf_target *mf_the_target = &(tgt);                              \
+	int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);                \
+	int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)                 \
+	{                                                                            \
+		return mf_run_input(&(tgt), data, size);                             \
+	}                                                                            \
+	int LLVMFuzzerInitialize(int *argc, char ***argv);                           \
+	int LLVMFuzzerInitialize(int *argc, char ***argv)                            \
+	{                                                                            \
+		return mf_main_options(&(tgt), argc, argv);                          \
+	}
+
+extern const struct mf_target *mf_the_target;
+
+#endif /* MF_HARNESS_H */

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * instance.c - allocator instances for the fuzz targets: a small cache of
+ * instances keyed by their config (creating one costs mmap/mprotect calls;
+ * mm_reset() between inputs costs none), the initial state captured right
+ * after mm_create(), and the teardown that proves every input left the
+ * instance exactly as it found it:
+ *
+ *   1. the target has freed everything it held and undone isolation;
+ *   2. drain_all_pages(): pcp pages go back to the buddy lists;
+ *   3. mm_check at the final level (3 by default: B3, B4 over every pfn);
+ *   4. every zone's NR_FREE_PAGES and buddyinfo line equal the initial ones
+ *      (the buddyinfo line only for zones without highatomic pageblocks:
+ *      the allocator legitimately keeps that reserve, and its free blocks
+ *      do not merge with their neighbours);
+ *   5. mm_reset(), then the whole initial state again, watermarks and
+ *      lowmem reserves included, and no reports left over.
+ * Step 5 is what makes AFL++ persistent mode 100% stable: the next input
+ * starts from a state equal to a fresh instance's.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "instance.h"
+#include "shadow.h"
+#include "internal.h"     /* zone->nr_reserved_highatomic, for step 4 only */
+
+#define MF_NR_INSTANCES 8
+
+struct mf_instance {
+	struct mm_config cfg;
+	struct mm *mm;
+	struct mf_baseline base;
+	unsigned long last_use;
+};
+
+static struct mf_instance cache[MF_NR_INSTANCES];
+static unsigned long use_clock;
+
+void mf_baseline_capture(struct mm *mm, struct mf_baseline *b)
+{
+	memset(b, 0, sizeof(*b));
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = mm_zone(mm, (enum zone_type)z);
+		struct mf_zone_base *zb = &b->z[z];
+		if (!zone)
+			continue;
+		zb->populated = true;
+		zb->free_pages = zone_free_pages(zone);
+		for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++)
+			zb->nr_free[o] = zone_nr_free(zone, o);
+		for (int w = 0; w < NR_WMARK; w++)
+			zb->wmark[w] = zone_wmark_pages(zone, (enum zone_watermarks)w);
+		for (int j = 0; j < MAX_NR_ZONES; j++)
+			zb->reserve[j] = zone_lowmem_reserve(zone, (enum zone_type)j);
+		zb->managed = zone_managed_pages(zone);
+	}
+}
+
+static const char *const zone_name[MAX_NR_ZONES] = { "DMA", "DMA32", "Normal", "Movable" };
+
+bool mf_baseline_same(const struct mf_baseline *base, const struct mf_baseline *now, bool lists,
+		      bool tunables, const bool *skip_lists_zone, char *why, size_t whylen)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		const struct mf_zone_base *a = &base->z[z], *b = &now->z[z];
+		if (a->populated != b->populated) {
+			snprintf(why, whylen, "zone %s populated %d, initially %d", zone_name[z], b->populated,
+				 a->populated);
+			return false;
+		}
+		if (a->free_pages != b->free_pages || a->managed != b->managed) {
+			snprintf(why, whylen, "zone %s: NR_FREE_PAGES %ld managed %lu, initially %ld and %lu",
+				 zone_name[z], b->free_pages, b->managed, a->free_pages, a->managed);
+			return false;
+		}
+		for (unsigned int o = 0; lists && !(skip_lists_zone && skip_lists_zone[z]) && o < MM_NR_ORDERS_LIMIT; o++)
+			if (a->nr_free[o] != b->nr_free[o]) {
+				snprintf(why, whylen, "zone %s buddyinfo differs at order %u: %lu free blocks, initially %lu",
+					 zone_name[z], o, b->nr_free[o], a->nr_free[o]);
+				return false;
+			}
+		if (!tunables)
+			continue;
+		for (int w = 0; w < NR_WMARK; w++)
+			if (a->wmark[w] != b->wmark[w]) {
+				snprintf(why, whylen, "zone %s watermark %d is %lu, initially %lu", zone_name[z], w,
+					 b->wmark[w], a->wmark[w]);
+				return false;
+			}
+		for (int j = 0; j < MAX_NR_ZONES; j++)
+			if (a->reserve[j] != b->reserve[j]) {
+				snprintf(why, whylen, "zone %s lowmem_reserve[%d] is %ld, initially %ld", zone_name[z], j,
+					 b->reserve[j], a->reserve[j]);
+				return false;
+			}
+	}
+	return true;
+}
+
+unsigned long mf_zone_reserved_highatomic(struct mm *mm, int z)
+{
+	struct zone *zone = mm_zone(mm, (enum zone_type)z);
+	return zone ? READ_ONCE(zone->nr_reserved_highatomic) : 0;
+}
+
+static void attach(struct mf_ctx *c, struct mf_instance *in)
+{
+	in->last_use = ++use_clock;
+	c->inst = in;
+	c->mm = in->mm;
+	/* mm_reset() forgets the walker: B4 must count what the shadow holds. */
+	mm_set_client_walker(in->mm, mf_shadow_walk, c->sh);
+}
+
+struct mm *mf_instance(struct mf_ctx *c, const struct mm_config *cfg)
+{
+	struct mf_instance *victim = &cache[0];
+	char err[256];
+
+	for (int i = 0; i < MF_NR_INSTANCES; i++) {
+		if (cache[i].mm && !memcmp(&cache[i].cfg, cfg, sizeof(*cfg))) {
+			attach(c, &cache[i]);
+			return c->mm;
+		}
+		if (!cache[i].mm || (victim->mm && cache[i].last_use < victim->last_use))
+			victim = &cache[i];
+	}
+	if (victim->mm)
+		mm_destroy(victim->mm);
+	victim->mm = mm_create(cfg, err, sizeof(err));
+	if (!victim->mm) {
+		fprintf(stderr, "mmfuzz: %s: mm_create failed for the input's config: %s\n", c->t->name, err);
+		return NULL;
+	}
+	victim->cfg = *cfg;
+	mf_baseline_capture(victim->mm, &victim->base);
+	attach(c, victim);
+	return c->mm;
+}
+
+const struct mm_config *mf_config(const struct mf_ctx *c)
+{
+	return mm_get_config(c->mm);
+}
+
+void mf_instance_teardown(struct mf_ctx *c)
+{
+	struct mf_instance *in = c->inst;
+	struct mf_baseline now;
+	bool skip[MAX_NR_ZONES];
+	char why[256];
+
+	drain_all_pages(c->mm, NULL);
+	mf_check(c, c->final_level);
+	mf_baseline_capture(c->mm, &now);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		skip[z] = mf_zone_reserved_highatomic(c->mm, z) != 0;
+	if (!mf_baseline_same(&in->base, &now, true, false, skip, why, sizeof(why)))
+		mf_fail(c, "B4", "teardown: everything was freed and drained, but the instance is not back "
+			"to its initial state: %s", why);
+
+	mm_reset(c->mm);
+	mf_baseline_capture(c->mm, &now);
+	if (!mf_baseline_same(&in->base, &now, true, true, NULL, why, sizeof(why)))
+		mf_fail(c, "B4", "after mm_reset() the instance differs from a fresh one: %s", why);
+	if (mm_nr_reports(c->mm))
+		mf_fail(c, "B4", "after mm_reset() mm_nr_reports() is %lu, not 0", mm_nr_reports(c->mm));
+	c->mm = NULL;
+	c->inst = NULL;
+}
+
+void mf_instances_destroy(void)
+{
+	for (int i = 0; i < MF_NR_INSTANCES; i++) {
+		mm_destroy(cache[i].mm);
+		cache[i].mm = NULL;
+	}
+}

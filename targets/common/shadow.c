@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shadow.c - the shadow model of what the fuzz target holds: an interval
+ * array for the C1 ownership checks, id-derived content patterns, and the
+ * client walker behind the checker's B4 count.  See shadow.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "shadow.h"
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+uint64_t mf_pattern_word(uint32_t id, uint32_t gen, size_t off)
+{
+	uint64_t x = ((uint64_t)id << 32 | gen) * 0x9e3779b97f4a7c15ULL;
+	x ^= x >> 29;
+	return x ^ ((uint64_t)off * 0xbf58476d1ce4e5b9ULL) ^ 0x5555555555555555ULL;
+}
+
+void mf_shadow_reset(struct mf_shadow *sh, uintptr_t lo, uintptr_t hi)
+{
+	sh->nlive = 0;
+	sh->next_id = 1;
+	sh->lo = lo;
+	sh->hi = hi;
+	sh->nfree = MF_MAX_LIVE;
+	for (unsigned int i = 0; i < MF_MAX_LIVE; i++)
+		sh->free_slots[i] = MF_MAX_LIVE - 1 - i;
+	sh->full_fill_max = mf_env_ulong("MMFUZZ_FILL_FULL", 0) ? ~(size_t)0 : MF_FULL_FILL_MAX;
+}
+
+/* ------------------------------------------------------------ patterns */
+
+/*
+ * Visit the words of the pattern: every word of a small allocation, three
+ * per 4 KiB chunk of a large one.  @fn returns false to stop.
+ */
+static bool for_each_word(const struct mf_shadow *sh, const struct mf_alloc *a,
+			  bool (*fn)(const struct mf_alloc *a, size_t off, void *arg), void *arg)
+{
+	size_t words = a->len / 8;
+
+	if (a->len <= sh->full_fill_max) {
+		for (size_t w = 0; w < words; w++)
+			if (!fn(a, w * 8, arg))
+				return false;
+		return true;
+	}
+	for (size_t chunk = 0; chunk < a->len; chunk += 4096) {
+		size_t n = MIN((size_t)4096, a->len - chunk) / 8;
+		if (!n)
+			break;
+		size_t mid = (size_t)((a->id * 2654435761u + chunk / 4096) % n);
+		size_t offs[3] = { 0, mid, n - 1 };
+		for (int k = 0; k < 3; k++)
+			if ((k == 0 || offs[k] != offs[k - 1]) && !fn(a, chunk + offs[k] * 8, arg))
+				return false;
+	}
+	return true;
+}
+
+static bool write_word(const struct mf_alloc *a, size_t off, void *arg)
+{
+	(void)arg;
+	uint64_t v = mf_pattern_word(a->id, a->gen, off);
+	memcpy((char *)a->addr + off, &v, 8);
+	return true;
+}
+
+struct bad_word {
+	size_t off;
+	uint64_t want, got;
+};
+
+static bool check_word(const struct mf_alloc *a, size_t off, void *arg)
+{
+	uint64_t v, want = mf_pattern_word(a->id, a->gen, off);
+	memcpy(&v, (const char *)a->addr + off, 8);
+	if (v == want)
+		return true;
+	struct bad_word *b = arg;
+	b->off = off;
+	b->want = want;
+	b->got = v;
+	return false;
+}
+
+/* The bytes past the last whole word: the low bytes of the next pattern word. */
+static void tail_expect(const struct mf_alloc *a, uint8_t out[8])
+{
+	uint64_t v = mf_pattern_word(a->id, a->gen, a->len & ~(size_t)7);
+	memcpy(out, &v, 8);
+}
+
+static void fill(const struct mf_shadow *sh, struct mf_alloc *a)
+{
+	uint8_t tail[8];
+	for_each_word(sh, a, write_word, NULL);
+	tail_expect(a, tail);
+	memcpy((char *)a->addr + (a->len & ~(size_t)7), tail, a->len & 7);
+}
+
+static void fill_all(struct mf_alloc *a)
+{
+	uint8_t tail[8];
+	for (size_t off = 0; off + 8 <= a->len; off += 8)
+		write_word(a, off, NULL);
+	tail_expect(a, tail);
+	memcpy((char *)a->addr + (a->len & ~(size_t)7), tail, a->len & 7);
+}
+
+void mf_shadow_verify(struct mf_ctx *c, const struct mf_alloc *a)
+{
+	struct bad_word b;
+	uint8_t tail[8];
+
+	if (!for_each_word(c->sh, a, check_word, &b))
+		mf_fail(c, "C1", "contents of allocation a%u [arena+%#lx, +%#zx) changed while it was live: "
+			"word at +%#zx is %#018llx, its pattern is %#018llx",
+			a->id, (unsigned long)(a->addr - c->sh->lo), a->len, b.off,
+			(unsigned long long)b.got, (unsigned long long)b.want);
+	tail_expect(a, tail);
+	if (memcmp((const char *)a->addr + (a->len & ~(size_t)7), tail, a->len & 7))
+		mf_fail(c, "C1", "contents of allocation a%u (%zu bytes) changed in its last %zu bytes",
+			a->id, a->len, a->len & 7);
+}
+
+static void check_zero(struct mf_ctx *c, const void *addr, size_t len)
+{
+	const uint8_t *p = addr;
+	size_t i = 0;
+	uint64_t acc = 0, w;
+
+	for (; i + 64 <= len; i += 64) {
+		for (int k = 0; k < 8; k++) {
+			memcpy(&w, p + i + 8 * k, 8);
+			acc |= w;
+		}
+		if (acc)
+			break;
+	}
+	for (; !acc && i < len; i++)
+		acc |= p[i];
+	if (!acc)
+		return;
+	for (i = 0; i < len && !p[i]; i++)
+		;
+	mf_fail(c, "C1", "__GFP_ZERO / zeroing allocation [arena+%#lx, +%#zx) is not zero: byte +%#zx is %#x",
+		(unsigned long)((uintptr_t)addr - c->sh->lo), len, i, p[i]);
+}
+
+/* ------------------------------------------------------------ the intervals */
+
+/* First index in by_addr whose addr is >= @addr. */
+static unsigned int lower_bound(const struct mf_shadow *sh, uintptr_t addr)
+{
+	unsigned int lo = 0, hi = sh->nlive;
+	while (lo < hi) {
+		unsigned int mid = (lo + hi) / 2;
+		if (sh->by_addr[mid]->addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void fail_overlap(struct mf_ctx *c, uintptr_t addr, size_t len, const struct mf_alloc *o)
+{
+	const struct mf_shadow *sh = c->sh;
+	mf_fail(c, "C1", "new allocation a%u [arena+%#lx, +%#zx) overlaps live allocation a%u "
+		"[arena+%#lx, +%#zx) (pfn %#lx, %lu pages)",
+		sh->next_id, (unsigned long)(addr - sh->lo), len, o->id, (unsigned long)(o->addr - sh->lo),
+		o->len, o->pfn, o->nr_pages);
+}
+
+struct mf_alloc *mf_shadow_add(struct mf_ctx *c, unsigned int kind, const void *addr, size_t len,
+			       size_t align, bool zeroed)
+{
+	struct mf_shadow *sh = c->sh;
+	uintptr_t a = (uintptr_t)addr;
+
+	if (!len)
+		mf_fail(c, "C1", "zero-length allocation added to the shadow (harness bug)");
+	if (a < sh->lo || a >= sh->hi || len > sh->hi - a)
+		mf_fail(c, "C1", "allocation [%p, +%#zx) is not inside the arena [%p, %p)",
+			addr, len, (void *)sh->lo, (void *)sh->hi);
+	if (align && a % align)
+		mf_fail(c, "C1", "allocation at %p (arena+%#lx) is not aligned to %#zx as promised",
+			addr, (unsigned long)(a - sh->lo), align);
+	unsigned int pos = lower_bound(sh, a);
+	if (pos < sh->nlive && sh->by_addr[pos]->addr < a + len)
+		fail_overlap(c, a, len, sh->by_addr[pos]);
+	if (pos > 0 && sh->by_addr[pos - 1]->addr + sh->by_addr[pos - 1]->len > a)
+		fail_overlap(c, a, len, sh->by_addr[pos - 1]);
+	if (zeroed)
+		check_zero(c, addr, len);
+	if (!sh->nfree)
+		mf_fail(c, "C1", "shadow full (harness bug: check mf_shadow_full first)");
+
+	struct mf_alloc *e = &sh->pool[sh->free_slots[--sh->nfree]];
+	memset(e, 0, sizeof(*e));
+	e->id = sh->next_id++;
+	e->kind = (uint16_t)kind;
+	e->flags = zeroed ? MF_AF_ZERO : 0;
+	e->addr = a;
+	e->len = len;
+	e->slot = sh->nlive;
+	sh->live[sh->nlive] = e;
+	memmove(&sh->by_addr[pos + 1], &sh->by_addr[pos], (sh->nlive - pos) * sizeof(sh->by_addr[0]));
+	sh->by_addr[pos] = e;
+	sh->nlive++;
+	fill(sh, e);
+	return e;
+}
+
+void mf_shadow_remove(struct mf_ctx *c, struct mf_alloc *a)
+{
+	struct mf_shadow *sh = c->sh;
+
+	mf_shadow_verify(c, a);
+	unsigned int pos = lower_bound(sh, a->addr);
+	while (pos < sh->nlive && sh->by_addr[pos] != a)
+		pos++;
+	if (pos == sh->nlive || sh->live[a->slot] != a)
+		mf_fail(c, "C1", "allocation a%u is not in the shadow (harness bug)", a->id);
+	memmove(&sh->by_addr[pos], &sh->by_addr[pos + 1], (sh->nlive - pos - 1) * sizeof(sh->by_addr[0]));
+	/* live[]: move the last one into the hole. */
+	struct mf_alloc *last = sh->live[sh->nlive - 1];
+	sh->live[a->slot] = last;
+	last->slot = a->slot;
+	sh->nlive--;
+	sh->free_slots[sh->nfree++] = (uint32_t)(a - sh->pool);
+	a->id = 0;
+}
+
+void mf_shadow_touch(struct mf_ctx *c, struct mf_alloc *a)
+{
+	mf_shadow_verify(c, a);
+	a->gen++;
+	fill_all(a);
+}
+
+struct mf_alloc *mf_shadow_pick(struct mf_shadow *sh, unsigned long idx)
+{
+	return sh->nlive ? sh->live[idx % sh->nlive] : NULL;
+}
+
+struct mf_alloc *mf_shadow_pick_kind(struct mf_shadow *sh, unsigned long idx, unsigned int kinds)
+{
+	for (unsigned int k = 0; k < sh->nlive; k++) {
+		struct mf_alloc *a = sh->live[(idx + k) % sh->nlive];
+		if ((1u << a->kind) & kinds)
+			return a;
+	}
+	return NULL;
+}
+
+struct mf_alloc *mf_shadow_find(struct mf_shadow *sh, uintptr_t addr)
+{
+	unsigned int pos = lower_bound(sh, addr + 1);
+	if (pos == 0)
+		return NULL;
+	struct mf_alloc *a = sh->by_addr[pos - 1];
+	return addr < a->addr + a->len ? a : NULL;
+}
+
+void mf_shadow_walk(void *arg, mm_mark_fn mark, void *w)
+{
+	struct mf_shadow *sh = arg;
+	for (unsigned int i = 0; i < sh->nlive; i++)
+		if (sh->live[i]->nr_pages)
+			mark(w, sh->live[i]->pfn, sh->live[i]->nr_pages);
+}

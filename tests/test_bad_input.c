@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_bad_input.c - freeing what the allocator did not hand out, and
+ * asking for what it cannot give.  With bad_policy = MM_BAD_REPORT (and
+ * quiet) each case must produce exactly one report whose reason names the
+ * problem, refuse the operation and leave the allocator exactly as it was:
+ * the free lists per zone and order, NR_FREE_PAGES, the allocation
+ * counters - compared after draining the pcp lists on both sides, so a
+ * free that wrongly went through would show - and mm_check level 3 clean.
+ * Then, in a child process, that MM_BAD_ABORT aborts (SIGABRT).
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "page/pcp.h"
+#include "test.h"
+
+#define KNOWN_BUG(cond, ...)                                                                  \
+	do {                                                                                  \
+		if (getenv("MM_TEST_STRICT")) {                                               \
+			CHECK_MSG(cond, __VA_ARGS__);                                         \
+		} else if (!(cond)) {                                                         \
+			fprintf(stderr, "%s:%d: KNOWN BUG (guarded, MM_TEST_STRICT=1 fails): ", \
+				__FILE__, __LINE__);                                          \
+			fprintf(stderr, __VA_ARGS__);                                         \
+			fputc('\n', stderr);                                                  \
+		} else {                                                                      \
+			fprintf(stderr, "%s:%d: known bug no longer reproduces: remove the guard\n", \
+				__FILE__, __LINE__);                                          \
+		}                                                                             \
+	} while (0)
+
+struct state {
+	unsigned long nr_free[MAX_NR_ZONES][MM_NR_ORDERS_LIMIT];
+	long free[MAX_NR_ZONES], allocated[MAX_NR_ZONES];
+	unsigned long pgalloc, pgfree;
+};
+
+static void take(struct mm *mm, struct state *s)
+{
+	drain_all_pages(mm, NULL);
+	memset(s, 0, sizeof(*s));
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = mm_zone(mm, z);
+		if (!zone)
+			continue;
+		s->free[z] = zone_free_pages(zone);
+		s->allocated[z] = (long)mm_zone_page_state(mm, z, NR_ZONE_ALLOCATED);
+		for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++)
+			s->nr_free[z][o] = zone_nr_free(zone, o);
+	}
+	s->pgalloc = mm_vm_event(mm, PGALLOC);
+	s->pgfree = mm_vm_event(mm, PGFREE);
+}
+
+static struct state before_;
+static unsigned long reports_before_;
+
+static void bad_begin(struct mm *mm)
+{
+	take(mm, &before_);
+	reports_before_ = mm_nr_reports(mm);
+}
+
+/* Exactly one new report, mentioning @keyword (case-insensitive); nothing else changed. */
+static void bad_end(struct mm *mm, const char *what, const char *keyword, unsigned long pfn)
+{
+	struct state after;
+	take(mm, &after);
+	unsigned long n = mm_nr_reports(mm) - reports_before_;
+	const struct mm_report *r = mm_last_report(mm);
+	CHECK_MSG(n == 1, "%s: %lu reports, expected exactly 1", what, n);
+	if (n >= 1) {
+		CHECK_MSG(strcasestr(r->reason, keyword) != NULL, "%s: the reason \"%s\" does not say \"%s\"", what,
+			  r->reason, keyword);
+		CHECK_MSG(r->kind[0] != '\0' && strstr(r->msg, r->reason) != NULL, "%s: report \"%s\" / \"%s\"", what,
+			  r->kind, r->msg);
+		if (pfn != ~0UL)
+			CHECK_MSG(r->pfn == pfn, "%s: report names pfn %#lx, expected %#lx", what, r->pfn, pfn);
+	}
+	CHECK_MSG(memcmp(&before_, &after, sizeof(after)) == 0, "%s: allocator state changed", what);
+	CHECK_MM(mm, 3);
+}
+
+#define BAD(mm, keyword, pfn, stmt)                          \
+	do {                                                 \
+		bad_begin(mm);                               \
+		stmt;                                        \
+		bad_end(mm, #stmt, keyword, pfn);            \
+	} while (0)
+
+static struct mm *make(enum mm_bad_policy policy)
+{
+	struct mm_config c;
+	char err[256];
+	mm_config_default(&c);
+	c.quiet = true;
+	c.bad_policy = policy;
+	struct mm *mm = mm_create(&c, err, sizeof(err));
+	if (!mm)
+		fprintf(stderr, "mm_create: %s\n", err);
+	REQUIRE(mm);
+	return mm;
+}
+
+static void test_reports(void)
+{
+	struct mm *mm = make(MM_BAD_REPORT);
+	struct state s0, s1;
+	take(mm, &s0);
+	uintptr_t base = (uintptr_t)mm_arena_base(mm);
+	size_t size = mm_arena_size(mm);
+	unsigned long first = mm_first_pfn(mm);
+
+	/* Addresses outside the arena. */
+	BAD(mm, "outside", ~0UL, free_pages(mm, base - MM_PAGE_SIZE, 0));
+	BAD(mm, "outside", ~0UL, free_pages(mm, base + size, 0));
+	BAD(mm, "outside", ~0UL, free_pages(mm, (unsigned long)&s0, 0));
+	/* In a hole: pfns [6000, 6100) of the default config. */
+	REQUIRE(!pfn_valid(mm, 6000));
+	BAD(mm, "hole", 6000, free_pages(mm, base + (6000 - first) * MM_PAGE_SIZE, 0));
+	BAD(mm, "hole", 6099, free_pages(mm, base + (6099 - first) * MM_PAGE_SIZE, 2));
+
+	/* Misaligned, inside a page that is allocated: refused, the page stays allocated. */
+	struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
+	REQUIRE(p);
+	unsigned long ppfn = page_to_pfn(mm, p);
+	BAD(mm, "aligned", ppfn, free_pages(mm, (unsigned long)page_address(mm, p) + 8, 0));
+	BAD(mm, "aligned", ppfn, free_pages(mm, (unsigned long)page_address(mm, p) + MM_PAGE_SIZE - 1, 0));
+
+	/* Wrong order, both ways; a non-existent order. */
+	struct page *q = alloc_pages(mm, GFP_KERNEL, 2);
+	REQUIRE(q);
+	unsigned long qpfn = page_to_pfn(mm, q);
+	BAD(mm, "order", qpfn, __free_pages(mm, q, 1));
+	BAD(mm, "order", qpfn, __free_pages(mm, q, 3));
+	BAD(mm, "order", ppfn, __free_pages(mm, p, 11));
+	BAD(mm, "order", ppfn, __free_pages(mm, p, 63));
+	BAD(mm, "order", qpfn, free_pages(mm, (unsigned long)page_address(mm, q), 12));
+
+	/* A corrupted reference count (someone else still holds it). */
+	set_page_count(p, 2);
+	BAD(mm, "refcount", ppfn, __free_pages(mm, p, 0));
+	set_page_count(p, 1);
+
+	/* Tail pages of a compound page, at any order. */
+	struct page *comp = alloc_pages(mm, GFP_KERNEL | __GFP_COMP, 3);
+	REQUIRE(comp);
+	unsigned long cpfn = page_to_pfn(mm, comp);
+	BAD(mm, "tail", cpfn + 1, __free_pages(mm, comp + 1, 0));
+	BAD(mm, "tail", cpfn + 7, __free_pages(mm, comp + 7, 3));
+	BAD(mm, "tail", cpfn + 4, free_pages(mm, (unsigned long)page_address(mm, comp + 4), 2));
+
+	/* Interior pages of an ordinary (non-compound) higher-order allocation. */
+	struct page *big = alloc_pages(mm, GFP_KERNEL, 5);
+	REQUIRE(big);
+	unsigned long bpfn = page_to_pfn(mm, big);
+	BAD(mm, "interior", bpfn + 1, __free_pages(mm, big + 1, 0));
+	BAD(mm, "interior", bpfn + 16, __free_pages(mm, big + 16, 4));
+	BAD(mm, "interior", bpfn + 31, free_pages(mm, (unsigned long)page_address(mm, big + 31), 0));
+
+	/* struct page pointers that are not struct pages of this memmap. */
+	struct page fake;
+	memset(&fake, 0, sizeof(fake));
+	BAD(mm, "struct page", ~0UL, __free_pages(mm, &fake, 0));
+	BAD(mm, "struct page", ~0UL, __free_pages(mm, NULL, 0));
+	BAD(mm, "struct page", ~0UL, __free_pages(mm, (struct page *)((char *)p + 8), 0));
+	BAD(mm, "struct page", ~0UL, __free_pages(mm, p + (6000 - (long)ppfn), 0));        /* a hole's slot */
+	BAD(mm, "struct page", ~0UL, __free_pages(mm, p - (long)(ppfn - first) - 1, 0));   /* before the first pfn */
+	BAD(mm, "struct page", ~0UL, __free_pages(mm, p + (long)(mm_end_pfn(mm) - ppfn), 0));
+
+	/* A page of another instance. */
+	struct mm *other = make(MM_BAD_REPORT);
+	struct page *op = alloc_pages(other, GFP_KERNEL, 0);
+	REQUIRE(op);
+	BAD(mm, "struct page", ~0UL, __free_pages(mm, op, 0));
+	BAD(mm, "outside", ~0UL, free_pages(mm, (unsigned long)page_address(other, op), 0));
+	CHECK(mm_nr_reports(other) == 0);
+	__free_pages(other, op, 0);
+	CHECK_MM(other, 3);
+	mm_destroy(other);
+
+	/* Invalid gfp bits: no page, one report, nothing allocated. */
+	struct page *r;
+	BAD(mm, "gfp", ~0UL, r = alloc_pages(mm, GFP_KERNEL | 0x10000u, 0));
+	CHECK(r == NULL);
+	BAD(mm, "gfp", ~0UL, r = alloc_pages(mm, 0x80000000u, 3));
+	CHECK(r == NULL);
+
+	/* order > max_order: no page; the kernel WARNs - the model must report it too. */
+	bad_begin(mm);
+	r = alloc_pages(mm, GFP_KERNEL, 11);
+	CHECK(r == NULL);
+	struct state after;
+	take(mm, &after);
+	CHECK(memcmp(&before_, &after, sizeof(after)) == 0);
+	KNOWN_BUG(mm_nr_reports(mm) - reports_before_ == 1,
+		  "alloc_pages(order 11 > max_order 10): %lu reports (alloc.c returns NULL silently; the kernel WARNs)",
+		  mm_nr_reports(mm) - reports_before_);
+	CHECK(alloc_pages(mm, GFP_KERNEL, 200) == NULL);
+	CHECK_MM(mm, 3);
+
+	/* free_pages(0) is a no-op, as in the kernel: no report. */
+	bad_begin(mm);
+	free_pages(mm, 0, 0);
+	CHECK(mm_nr_reports(mm) == reports_before_);
+
+	/*
+	 * Double frees.  First while the page sits on a pcp list (BAD() would
+	 * drain it, so by hand: the pcp count and PGFREE must not move, and
+	 * after a drain the checker must find the page in one place only).
+	 */
+	int zp = (int)page_zonenum(p);
+	drain_all_pages(mm, NULL);
+	__free_pages(mm, p, 0);                         /* now on this vCPU's pcp list */
+	struct mm_pcp_info pi0, pi1;
+	int cpu = -1;
+	for (int i = 0; i < (int)mm_get_config(mm)->nr_cpus; i++)
+		if (mm_pcp_info(mm, zp, i, &pi0) == 0 && pi0.count == 1)
+			cpu = i;
+	CHECK(cpu >= 0);
+	if (cpu >= 0) {
+		unsigned long rep0 = mm_nr_reports(mm), pgfree0 = mm_vm_event(mm, PGFREE);
+		__free_pages(mm, p, 0);
+		CHECK(mm_nr_reports(mm) == rep0 + 1 && strcasestr(mm_last_report(mm)->reason, "double free"));
+		CHECK(mm_pcp_info(mm, zp, cpu, &pi1) == 0 && pi1.count == 1);
+		CHECK(mm_vm_event(mm, PGFREE) == pgfree0);
+		CHECK_MM(mm, 3);
+	}
+	/* Then in the buddy: merged into a larger free block, or its head. */
+	BAD(mm, "double free", ppfn, __free_pages(mm, p, 0));
+	struct page *o4 = alloc_pages(mm, GFP_KERNEL, 4);
+	REQUIRE(o4);
+	unsigned long o4pfn = page_to_pfn(mm, o4);
+	__free_pages(mm, o4, 4);                        /* straight to the buddy */
+	BAD(mm, "double free", o4pfn, __free_pages(mm, o4, 4));
+	BAD(mm, "double free", o4pfn + 3, __free_pages(mm, o4 + 3, 0));
+	/* A page never allocated at all (free since creation). */
+	unsigned long never = 20000 + 123;
+	CHECK(pfn_to_page(mm, never) && zone_free_pages(mm_zone(mm, ZONE_MOVABLE)) == 4576);
+	BAD(mm, "double free", never, __free_pages(mm, pfn_to_page(mm, never), 0));
+	BAD(mm, "double free", 20000, free_pages(mm, base + (20000 - first) * MM_PAGE_SIZE, 5));
+
+	/* After all that, the good frees still work and everything comes back. */
+	__free_pages(mm, q, 2);
+	__free_pages(mm, comp, 3);
+	__free_pages(mm, big, 5);
+	take(mm, &s1);
+	CHECK_MSG(memcmp(&s0.nr_free, &s1.nr_free, sizeof(s0.nr_free)) == 0 &&
+		  memcmp(&s0.free, &s1.free, sizeof(s0.free)) == 0, "free lists not back at creation");
+	CHECK(s1.pgalloc == s1.pgfree);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+/* MM_BAD_ABORT: the report, then abort().  In a child, so the test survives. */
+static void expect_abort(const char *what, int which)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(2);
+		struct mm *mm = make(MM_BAD_ABORT);
+		struct page *p = alloc_pages(mm, GFP_KERNEL, 4);
+		switch (which) {
+		case 0:
+			free_pages(mm, (unsigned long)mm_arena_base(mm) - MM_PAGE_SIZE, 0);
+			break;
+		case 1:
+			__free_pages(mm, p, 4);
+			__free_pages(mm, p, 4);
+			break;
+		case 2:
+			__free_pages(mm, p + 1, 0);
+			break;
+		case 3:
+			alloc_pages(mm, 0x40000u, 0);
+			break;
+		}
+		_exit(0);   /* survived: the test fails */
+	}
+	int status;
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "%s: child %s %d", what,
+		  WIFSIGNALED(status) ? "died of signal" : "exited with", WIFSIGNALED(status) ? WTERMSIG(status) :
+		  WEXITSTATUS(status));
+}
+
+int main(void)
+{
+	test_reports();
+	expect_abort("free outside the arena", 0);
+	expect_abort("double free", 1);
+	expect_abort("interior page", 2);
+	expect_abort("invalid gfp", 3);
+	TEST_DONE();
+}

@@ -8,10 +8,11 @@
 #define MM_TEST_H
 
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
-static int test_failures;
-static int test_checks;
+static _Atomic int test_failures;   /* atomic: threads may CHECK too */
+static _Atomic int test_checks;
 
 #define CHECK(cond)                                                                   \
 	do {                                                                          \

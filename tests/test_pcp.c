@@ -211,6 +211,38 @@ static void test_prefetch_same_result(void)
 	mm_destroy(b);
 }
 
+/*
+ * The prefetch at the edges of memory: the DMA zone starts at pfn 1, whose
+ * buddy (pfn 0) has no struct page, and a hole ends at 14017.  Every page of
+ * DMA and Normal goes through the pcp lists and their trimming with the
+ * prefetch on; an unvalidated prefetch touches the missing memmap (ASan).
+ */
+static void test_prefetch_edges(void)
+{
+	struct mm *mm = make(16, 4, true);
+	enum { MAXP = 4096 + 8192 };
+	static struct page *pages[MAXP];
+	int n = 0;
+	gfp_t gfps[2] = { GFP_DMA | __GFP_MEMALLOC, GFP_KERNEL | __GFP_MEMALLOC };
+	for (int g = 0; g < 2; g++) {
+		struct page *p;
+		while (n < MAXP && (p = alloc_pages(mm, gfps[g], 0)))
+			pages[n++] = p;
+	}
+	bool saw_first = false, saw_hole_edge = false;
+	for (int i = 0; i < n; i++) {
+		saw_first |= page_to_pfn(mm, pages[i]) == 1;
+		saw_hole_edge |= page_to_pfn(mm, pages[i]) == 14017;
+	}
+	CHECK(saw_first && saw_hole_edge);
+	CHECK_MM(mm, 3);
+	for (int i = 0; i < n; i++)
+		__free_pages(mm, pages[i], 0);
+	drain_all_pages(mm, NULL);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
 /* Pages freed into an isolated pageblock go to the buddy's isolate list. */
 static void test_isolated_bypass(void)
 {
@@ -268,6 +300,7 @@ int main(void)
 	test_drain_all_and_zones();
 	test_runtime_update();
 	test_prefetch_same_result();
+	test_prefetch_edges();
 	test_isolated_bypass();
 	test_p1_detects();
 	TEST_DONE();

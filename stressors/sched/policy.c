@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy.c - the scheduling policies: who runs next, whether an interrupt
+ * fires, whether the running task migrates.  Called by the engine only for
+ * decisions with two or more options (sched.c explains the option order:
+ * for "which task", option 0 is the running task whenever it may go on).
+ *
+ *   random   uniform over the options at every decision (a random walk);
+ *            interrupts and migrations with their per-mille chances.
+ *   pct      Burckhardt et al., "A randomized scheduler with probabilistic
+ *            guarantees of finding bugs" (ASPLOS 2010): distinct random
+ *            priorities d..d+n-1, the highest-priority candidate always
+ *            runs, and at d-1 steps drawn uniformly from 1..k the running
+ *            task drops to priority d-1, d-2, ... 1.  A bug of depth d is
+ *            found with probability >= 1/(n k^(d-1)) per run, k being the
+ *            run's length in steps (calibrated by sched_explore).
+ *   sticky   keep the running task; switch with a small chance: schedules
+ *            with few preemptions, as most real interleavings are.
+ *   dfs      preemption-bounded exhaustive search (Musuvathi and Qadeer,
+ *            CHESS, PLDI 2007): a depth-first walk over decision sequences,
+ *            each run replaying its prefix from the root; "which task"
+ *            decisions past the preemption bound only continue the
+ *            running task.
+ *   bytes    each decision takes the next input byte modulo the options;
+ *            out of bytes, option 0 (no preemption, no interrupt, stay).
+ *   replay   each decision takes the next log byte, which must be a valid
+ *            option: a divergence is non-determinism.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_int.h"
+
+static const char *const policy_names[SCHED_NR_POLICIES] = {
+	[SCHED_RANDOM] = "random",
+	[SCHED_PCT] = "pct",
+	[SCHED_STICKY] = "sticky",
+	[SCHED_DFS] = "dfs",
+	[SCHED_BYTES] = "bytes",
+	[SCHED_REPLAY] = "replay",
+};
+
+const char *sched_policy_name(enum sched_policy p)
+{
+	return (unsigned)p < SCHED_NR_POLICIES ? policy_names[p] : "?";
+}
+
+int sched_policy_parse(const char *name)
+{
+	for (int i = 0; i < SCHED_NR_POLICIES; i++)
+		if (name && !strcmp(name, policy_names[i]))
+			return i;
+	return -1;
+}
+
+/* ---------------------------------------------------------------- dfs state */
+
+struct dfs_entry {
+	uint8_t choice;             /* the option taken */
+	uint8_t limit;              /* options allowed (the bound may cut them to 1) */
+};
+
+struct sched_dfs {
+	int bound;                  /* preemptions per schedule; -1: unbounded */
+	struct dfs_entry *st;       /* the current schedule's decisions */
+	size_t len, cap;
+	unsigned long schedules;
+	bool done;
+};
+
+struct sched_dfs *sched_dfs_create(int max_preemptions)
+{
+	struct sched_dfs *d = calloc(1, sizeof(*d));
+	if (d)
+		d->bound = max_preemptions < 0 ? -1 : max_preemptions;
+	return d;
+}
+
+void sched_dfs_destroy(struct sched_dfs *d)
+{
+	if (d) {
+		free(d->st);
+		free(d);
+	}
+}
+
+bool sched_dfs_done(const struct sched_dfs *d)
+{
+	return d->done;
+}
+
+unsigned long sched_dfs_schedules(const struct sched_dfs *d)
+{
+	return d->schedules;
+}
+
+static unsigned dfs_decide(struct sched *s, enum sched_dkind kind, unsigned nopts, bool cur_ok)
+{
+	struct sched_dfs *d = s->o->dfs;
+	unsigned limit = nopts;
+	/* Past the bound a running task that may continue must. */
+	if (kind == DK_TASK && cur_ok && d->bound >= 0 && s->dfs_preempts >= (unsigned long)d->bound)
+		limit = 1;
+	if (s->dfs_pos < d->len) {
+		struct dfs_entry *e = &d->st[s->dfs_pos++];
+		if (e->choice >= limit)
+			sched_end_run(s, SCHED_NONDET, s->cur, "dfs: decision %zu has %u options now, "
+				      "the prefix took option %u", s->dfs_pos - 1, limit, e->choice);
+		e->limit = (uint8_t)limit;
+		return e->choice;
+	}
+	if (d->len == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 256;
+		struct dfs_entry *n = realloc(d->st, cap * sizeof(*n));
+		if (!n)
+			sched_end_run(s, SCHED_ERROR, s->cur, "dfs: out of memory");
+		d->st = n;
+		d->cap = cap;
+	}
+	d->st[d->len].choice = 0;
+	d->st[d->len].limit = (uint8_t)limit;
+	d->len++;
+	s->dfs_pos++;
+	return 0;
+}
+
+void policy_dfs_end_run(struct sched *s)
+{
+	struct sched_dfs *d = s->o->dfs;
+	d->schedules++;
+	/* Backtrack: the deepest decision with an untried option moves on;
+	 * everything after it is rediscovered by the next run. */
+	d->len = s->dfs_pos < d->len ? s->dfs_pos : d->len;
+	while (d->len && d->st[d->len - 1].choice + 1 >= d->st[d->len - 1].limit)
+		d->len--;
+	if (!d->len)
+		d->done = true;
+	else
+		d->st[d->len - 1].choice++;
+}
+
+/* ---------------------------------------------------------------- per run */
+
+void policy_begin_run(struct sched *s)
+{
+	const struct sched_opts *o = s->o;
+	s->byte_pos = 0;
+	s->dfs_pos = 0;
+	s->dfs_preempts = 0;
+	if (o->policy != SCHED_PCT)
+		return;
+
+	struct sched_pct *p = &s->pct;
+	unsigned d = o->pct_depth ? o->pct_depth : 3;
+	if (d > 1 + sizeof(p->change) / sizeof(p->change[0]))
+		d = 1 + sizeof(p->change) / sizeof(p->change[0]);
+	unsigned long k = o->pct_k ? o->pct_k : 200;
+	p->depth = d;
+	p->next = 0;
+	p->nchange = d - 1;
+
+	/* Priorities d .. d+n-1 in random order (Fisher-Yates). */
+	unsigned perm[SCHED_MAX_TASKS];
+	for (int i = 0; i < s->n; i++)
+		perm[i] = (unsigned)i;
+	for (int i = s->n - 1; i > 0; i--) {
+		unsigned j = sched_rng_below(&s->rng, (unsigned)i + 1);
+		unsigned tmp = perm[i];
+		perm[i] = perm[j];
+		perm[j] = tmp;
+	}
+	for (int i = 0; i < s->n; i++)
+		s->task[i].pct_prio = d + perm[i];
+
+	/* d-1 change points in 1..k, sorted. */
+	for (unsigned i = 0; i < p->nchange; i++)
+		p->change[i] = 1 + (unsigned long)(sched_rng_next(&s->rng) % k);
+	for (unsigned i = 1; i < p->nchange; i++)
+		for (unsigned j = i; j > 0 && p->change[j - 1] > p->change[j]; j--) {
+			unsigned long tmp = p->change[j];
+			p->change[j] = p->change[j - 1];
+			p->change[j - 1] = tmp;
+		}
+}
+
+static unsigned pct_task(struct sched *s, const int *opts, unsigned nopts)
+{
+	struct sched_pct *p = &s->pct;
+	/* Change points already passed lower the running task, in order. */
+	while (p->next < p->nchange && p->change[p->next] <= s->live->steps) {
+		if (s->cur >= 0)
+			s->task[s->cur].pct_prio = p->depth - 1 - p->next;
+		p->next++;
+	}
+	unsigned best = 0;
+	for (unsigned i = 1; i < nopts; i++)
+		if (s->task[opts[i]].pct_prio > s->task[opts[best]].pct_prio)
+			best = i;
+	return best;
+}
+
+/* Interrupt and migration decisions of the seeded policies. */
+static unsigned random_inject(struct sched *s, enum sched_dkind kind, unsigned nopts)
+{
+	const struct sched_opts *o = s->o;
+	if (kind == DK_IRQ)
+		return sched_rng_permille(&s->rng, o->irq_permille) ? 1 : 0;
+	if (!sched_rng_permille(&s->rng, o->migrate_permille))
+		return 0;
+	return 1 + sched_rng_below(&s->rng, nopts - 1);
+}
+
+unsigned policy_decide(struct sched *s, enum sched_dkind kind, const int *opts, unsigned nopts, bool cur_ok)
+{
+	const struct sched_opts *o = s->o;
+	switch (o->policy) {
+	case SCHED_RANDOM:
+		if (kind == DK_TASK)
+			return sched_rng_below(&s->rng, nopts);
+		return random_inject(s, kind, nopts);
+	case SCHED_PCT:
+		if (kind == DK_TASK)
+			return pct_task(s, opts, nopts);
+		return random_inject(s, kind, nopts);
+	case SCHED_STICKY:
+		if (kind == DK_TASK) {
+			unsigned pm = o->sticky_permille ? o->sticky_permille : 20;
+			if (!cur_ok)
+				return sched_rng_below(&s->rng, nopts);
+			return sched_rng_permille(&s->rng, pm) ? 1 + sched_rng_below(&s->rng, nopts - 1) : 0;
+		}
+		return random_inject(s, kind, nopts);
+	case SCHED_DFS:
+		return dfs_decide(s, kind, nopts, cur_ok);
+	case SCHED_BYTES:
+		if (s->byte_pos < o->nbytes)
+			return o->bytes[s->byte_pos++] % nopts;
+		return 0;
+	case SCHED_REPLAY: {
+		if (s->byte_pos >= o->nbytes)
+			sched_end_run(s, SCHED_NONDET, s->cur, "replay: the log ended after %zu decisions "
+				      "but the run goes on", s->byte_pos);
+		unsigned b = o->bytes[s->byte_pos++];
+		if (b >= nopts)
+			sched_end_run(s, SCHED_NONDET, s->cur, "replay: decision %zu took option %u "
+				      "of %u", s->byte_pos - 1, b, nopts);
+		return b;
+	}
+	default:
+		return 0;
+	}
+}

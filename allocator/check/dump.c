@@ -64,10 +64,21 @@ void mm_dump_pagetypeinfo(struct mm *mm, FILE *f)
 		unsigned long count[MIGRATE_TYPES] = { 0 };
 		if (!populated_zone(zone))
 			continue;
-		/* pagetypeinfo_showblockcount_print(): every pageblock the zone touches */
+		/*
+		 * pagetypeinfo_showblockcount_print(): every pageblock the zone
+		 * touches.  The kernel skips a pageblock whose first pfn has no
+		 * online memmap, which happens only per memory section; the
+		 * model's holes are finer, so a pageblock counts when any of its
+		 * pfns inside the zone exists (it used to be skipped when its
+		 * first pfn was a hole, and the counts no longer summed to the
+		 * zone's pageblocks).
+		 */
 		for (unsigned long pfn = zone->pageblock_base_pfn; pfn < zone_end_pfn(zone); pfn += pageblock_nr_pages(mm)) {
 			unsigned long p = MAX(pfn, zone->zone_start_pfn);
-			if (!__pfn_valid(mm, p))
+			unsigned long end = MIN(pfn + pageblock_nr_pages(mm), zone_end_pfn(zone));
+			while (p < end && !__pfn_valid(mm, p))
+				p++;
+			if (p == end)
 				continue;
 			count[get_pfnblock_migratetype(mm, __pfn_to_page(mm, p), p)]++;
 		}
@@ -82,13 +93,14 @@ void mm_dump_zoneinfo(struct mm *mm, FILE *f)
 {
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &mm->zones[z];
+		/*
+		 * zoneinfo_show_print(): the watermark block and the protection
+		 * line are printed for every zone, populated or not (an empty
+		 * zone used to get neither "cma" nor "protection:", which
+		 * parsers of the kernel's format expect); the rest only for
+		 * populated zones.
+		 */
 		fprintf(f, "Node %d, zone %8s\n", 0, zone->name);
-		if (!populated_zone(zone)) {
-			fprintf(f, "  pages free     0\n        boost    0\n        min      0\n"
-				   "        low      0\n        high     0\n        spanned  0\n"
-				   "        present  0\n        managed  0\n");
-			continue;
-		}
 		fprintf(f, "  pages free     %ld\n", zone_page_state(zone, NR_FREE_PAGES));
 		fprintf(f, "        boost    %lu\n", zone->watermark_boost);
 		fprintf(f, "        min      %lu\n", zone->_watermark[WMARK_MIN]);
@@ -102,6 +114,8 @@ void mm_dump_zoneinfo(struct mm *mm, FILE *f)
 		for (int j = 0; j < MAX_NR_ZONES; j++)
 			fprintf(f, "%s%ld", j ? ", " : "", zone->lowmem_reserve[j]);
 		fprintf(f, ")\n");
+		if (!populated_zone(zone))
+			continue;
 		fprintf(f, "      nr_free_pages %ld\n", zone_page_state(zone, NR_FREE_PAGES));
 		fprintf(f, "      nr_zone_allocated %ld\n", zone_page_state(zone, NR_ZONE_ALLOCATED));
 		fprintf(f, "      nr_reserved_highatomic %lu\n", zone->nr_reserved_highatomic);

@@ -311,6 +311,12 @@ void slub_quarantine_drain(struct mm *mm, struct kmem_cache *only)
 
 /* ---------------------------------------------------------------- hooks */
 
+static int slub_cpu_dead(struct mm *mm, unsigned int cpu)
+{
+	slab_cpu_dead(mm, (int)cpu);
+	return 0;
+}
+
 int slab_setup(struct mm *mm, char *err, size_t errlen)
 {
 	struct slub_state *st = calloc(1, sizeof(*st));
@@ -335,6 +341,11 @@ int slab_setup(struct mm *mm, char *err, size_t errlen)
 
 	if (slub_apply_options(st, getenv("MMFUZZ_SLUB"), err, errlen) ||
 	    create_kmalloc_caches(mm, err, errlen)) {
+		slab_teardown(mm);
+		return -1;
+	}
+	if (mm_cpuhp_register(mm, "mm/slub:dead", NULL, slub_cpu_dead) < 0) {
+		snprintf(err, errlen, "SLUB: no room for a CPU hotplug callback");
 		slab_teardown(mm);
 		return -1;
 	}
@@ -396,7 +407,8 @@ void slab_reset(struct mm *mm)
 	spin_unlock(&st->slab_mutex);
 }
 
-/* slub_cpu_dead() (Linux 6.6): a dead vCPU's cpu slab and cpu partial slabs go back. */
+/* slub_cpu_dead() (Linux 6.6): a dead vCPU's cpu slab and cpu partial slabs go back.
+ * Runs as the CPU model's "dead" callback, holding the vCPU. */
 void slab_cpu_dead(struct mm *mm, int cpu)
 {
 	struct slub_state *st = slub_state(mm);

@@ -56,7 +56,12 @@ struct kmem_cache *kmalloc_slab(struct mm *mm, size_t size)
 	return slub_state(mm)->kmalloc_caches[kmalloc_index(size)];
 }
 
-/* create_kmalloc_caches(): power-of-two classes are naturally aligned, whatever slub_debug adds. */
+/*
+ * create_kmalloc_caches(): power-of-two classes are naturally aligned,
+ * whatever slub_debug adds.  An instance whose max_order cannot hold a
+ * class (max_order 0 has no room for kmalloc-8k) goes without it: kmalloc
+ * of those sizes fails, as kmalloc beyond KMALLOC_MAX_SIZE does.
+ */
 int create_kmalloc_caches(struct mm *mm, char *err, size_t errlen)
 {
 	struct slub_state *st = slub_state(mm);
@@ -65,6 +70,9 @@ int create_kmalloc_caches(struct mm *mm, char *err, size_t errlen)
 	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
 		unsigned int size = kmalloc_sizes[i];
 		unsigned int align = (size & (size - 1)) ? 0 : MIN(size, (unsigned int)MM_PAGE_SIZE);
+
+		if (size > (MM_PAGE_SIZE << MAX_ORDER(mm)))
+			continue;
 
 		st->kmalloc_caches[i] = __kmem_cache_create(mm, kmalloc_names[i], size, align, SLAB_KMALLOC, NULL,
 							    err, errlen);
@@ -131,6 +139,8 @@ void *kmalloc(struct mm *mm, size_t size, gfp_t gfp)
 	if (unlikely(!size))
 		return ZERO_SIZE_PTR;
 	s = slub_state(mm)->kmalloc_caches[kmalloc_index(size)];
+	if (unlikely(!s))
+		return NULL;          /* a size class this instance cannot hold */
 	return slab_alloc_node(s, gfp, _RET_IP_, size);
 }
 
@@ -233,7 +243,7 @@ size_t ksize(struct mm *mm, const void *object)
 size_t kmalloc_size_roundup(struct mm *mm, size_t size)
 {
 	if (size && size <= KMALLOC_MAX_CACHE_SIZE)
-		return kmalloc_slab(mm, size)->object_size;
+		return kmalloc_slab(mm, size) ? kmalloc_slab(mm, size)->object_size : 0;
 	if (size > KMALLOC_MAX_CACHE_SIZE)
 		return MM_PAGE_SIZE << get_order_size(size);
 	return 0;

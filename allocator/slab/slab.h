@@ -26,14 +26,10 @@
 
 /* ---------------------------------------------------------------- sanitizers */
 
-#if defined(__SANITIZE_THREAD__)
-#define MM_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define MM_TSAN 1
+#ifndef MM_TSAN                   /* debug.h defines it (0 or 1) */
+#define MM_TSAN 0
 #endif
-#endif
-#ifdef MM_TSAN
+#if MM_TSAN
 #define __no_sanitize_thread __attribute__((no_sanitize("thread")))
 #else
 #define __no_sanitize_thread
@@ -42,36 +38,26 @@
 /* ---------------------------------------------------------------- the CPU model */
 
 /*
- * Every use of the CPU model goes through these few names, so that SLUB
- * reads the same with the first CPU model (one implicit vCPU 0, a
- * per-thread preempt/irq count) and with the full one (exclusive vCPUs,
- * preemption points, local_lock_t: cpu/local_lock.h).
+ * Every use of the CPU model (cpu/vcpu.h, cpu/preempt.h, cpu/local_lock.h)
+ * goes through these few names.
  *
- * Preemption point ids: SLUB_PP_* name where slub.c's comments put a
- * hazard; each maps onto the CPU model's enum mm_pp.
+ * slub_this_cpu(): raw_smp_processor_id() - the vCPU the task runs on,
+ * attaching implicitly; stale after the next preemption point where the
+ * task is preemptible, which is exactly the kernel's raw_cpu_ptr().
+ * slub_cpu_nocpu(): the same without attaching (-1 if the task holds no
+ * vCPU of the instance), for statistics from hotplug callbacks.
+ *
+ * Preemption points: SLUB_PP_* name where slub.c's comments put a hazard.
  */
-#ifdef MM_LOCAL_LOCK_H            /* the full CPU model (cpu/local_lock.h is included by vcpu.h) */
-#define slub_this_cpu(mm)        raw_smp_processor_id(mm)
+#define slub_this_cpu(mm)          raw_smp_processor_id(mm)
+#define slub_cpu_nocpu(mm)         vmstat_cpu(mm)
 #define slub_preempt_point(mm, id) mm_preempt_point((mm), (id))
 #define SLUB_PP_TID_READ         MM_PP_TID_READ        /* between reading tid and the cpu area / freelist */
 #define SLUB_PP_BEFORE_CMPXCHG   MM_PP_BEFORE_CMPXCHG  /* freelist and next read, before this_cpu_cmpxchg_double */
 #define SLUB_PP_AFTER_CMPXCHG    MM_PP_AFTER_CMPXCHG   /* just after it */
 #define SLUB_PP_SLOWPATH         MM_PP_SLAB_SLOWPATH   /* entering ___slab_alloc / __slab_free */
-#define SLUB_PP_SLAB_CMPXCHG     MM_PP_SLAB_SLOWPATH   /* before a cmpxchg on a slab's {freelist, counters} */
+#define SLUB_PP_SLAB_CMPXCHG     MM_PP_SLAB_CMPXCHG    /* before a cmpxchg on a slab's {freelist, counters} */
 #define SLUB_PP_BULK             MM_PP_BULK            /* bulk paths, between elements */
-#else                             /* the first CPU model: one vCPU, no points */
-static inline int slub_this_cpu(struct mm *mm) { (void)mm; return 0; }
-#define slub_preempt_point(mm, id) ((void)(mm), (void)(id))
-enum { SLUB_PP_TID_READ, SLUB_PP_BEFORE_CMPXCHG, SLUB_PP_AFTER_CMPXCHG, SLUB_PP_SLOWPATH,
-       SLUB_PP_SLAB_CMPXCHG, SLUB_PP_BULK };
-typedef struct { int unused; } local_lock_t;   /* !PREEMPT_RT: irq/preempt state only */
-#define local_lock_init(l)                      ((void)(l))
-#define local_lock_irqsave(l, flags)            do { (void)(l); local_irq_save(flags); preempt_disable(); } while (0)
-#define local_unlock_irqrestore(l, flags)       do { (void)(l); preempt_enable(); local_irq_restore(flags); } while (0)
-#ifndef barrier
-#define barrier() __asm__ __volatile__("" ::: "memory")
-#endif
-#endif
 
 /* ---------------------------------------------------------------- constants */
 
@@ -338,7 +324,10 @@ static __always_inline void c_set_partial(struct kmem_cache_cpu *c, struct page 
 static __always_inline void stat_add(const struct kmem_cache *s, enum slub_stat_item si, unsigned long n)
 {
 #ifdef SLUB_STATS
-	unsigned long *p = &raw_cpu_slab(s)->stat[si];
+	int cpu = slub_cpu_nocpu(s->mm);
+	if (unlikely(cpu < 0))
+		return;               /* a hotplug callback of a task on no vCPU: not counted */
+	unsigned long *p = &slub_cpu(s, cpu)->stat[si];
 	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
 #else
 	(void)s; (void)si; (void)n;
@@ -378,7 +367,7 @@ static __always_inline u128 mk_u128(const void *lo, unsigned long hi)
  */
 static __always_inline bool cmpxchg16(u128_alias *ptr, u128 old, u128 new, bool locked)
 {
-#if defined(__x86_64__) && !defined(MM_TSAN)
+#if defined(__x86_64__) && !MM_TSAN
 	unsigned long lo = (unsigned long)old, hi = (unsigned long)(old >> 64);
 	bool ok;
 	if (locked)
@@ -401,7 +390,7 @@ static __always_inline bool cmpxchg16(u128_alias *ptr, u128 old, u128 new, bool 
 /* A consistent snapshot of a pair (lock cmpxchg16b of 0 with 0). */
 static __always_inline u128 load16(u128_alias *ptr)
 {
-#if defined(__x86_64__) && !defined(MM_TSAN)
+#if defined(__x86_64__) && !MM_TSAN
 	u128 v = 0;
 	unsigned long lo = 0, hi = 0;
 	bool ok;
@@ -543,7 +532,7 @@ static inline bool check_valid_pointer(const struct kmem_cache *s, const struct 
  */
 /* Not always_inline: a sanitizer attribute is dropped when a function is forced
  * into an instrumented caller; plain inline keeps them apart in sanitizer builds. */
-#if defined(MM_ASAN) || defined(MM_TSAN)
+#if defined(MM_ASAN) || MM_TSAN
 #define __metadata_inline inline
 #else
 #define __metadata_inline __always_inline
@@ -562,7 +551,7 @@ static __metadata_inline __no_sanitize_address void metadata_write_word(void *p,
 static __metadata_inline __no_sanitize_address __no_sanitize_thread unsigned long
 metadata_read_word_racy(const void *p)
 {
-#ifdef MM_TSAN
+#if MM_TSAN
 	return *(const volatile unsigned long *)p;
 #else
 	return __atomic_load_n((const unsigned long *)p, __ATOMIC_RELAXED);

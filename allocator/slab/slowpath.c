@@ -594,21 +594,28 @@ static void flush_slab(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	}
 }
 
-/* flush_cpu_slab(): the work item, run on the vCPU itself. */
+/*
+ * flush_cpu_slab(): the work item, run on the vCPU itself.  The kernel's
+ * per-cpu kworker cannot migrate; the model pins the task the same way
+ * (migrate_disable) so the cpu slab and the cpu partial list it flushes
+ * belong to one vCPU.
+ */
 static void flush_cpu_slab(struct kmem_cache *s)
 {
-	struct kmem_cache_cpu *c = slub_get_cpu_ptr(s);
+	struct kmem_cache_cpu *c;
 
+	migrate_disable();
+	c = raw_cpu_slab(s);
 	if (c_slab(c))
 		flush_slab(s, c);
-	slub_put_cpu_ptr();
 	unfreeze_partials(s);
+	migrate_enable();
 }
 
 /*
- * __flush_cpu_slab() (Linux 6.6): flush vCPU @cpu from outside: it is dead
- * (hotplug), or - until the CPU model can run code on another vCPU - it
- * has no users of this cache (see "Remote flush" in fastpath.c).
+ * __flush_cpu_slab() (Linux 6.6): flush vCPU @cpu from outside.  Only for
+ * a vCPU nobody runs on: a dead one (its hotplug callback holds it), or
+ * one flush_all() could not move to (see there).
  */
 void __flush_cpu_slab(struct kmem_cache *s, int cpu)
 {
@@ -626,18 +633,44 @@ void __flush_cpu_slab(struct kmem_cache *s, int cpu)
 	unfreeze_partials_cpu(s, c);
 }
 
-/* flush_all() (flush_all_cpus_locked): every vCPU's cpu slab and cpu partial slabs. */
+static bool has_cpu_slab(struct kmem_cache *s, int cpu)
+{
+	struct kmem_cache_cpu *c = slub_cpu(s, cpu);
+	return c_slab(c) || c_partial(c);      /* a racy peek, as the kernel's */
+}
+
+/*
+ * flush_all() (flush_all_cpus_locked(), Linux 6.6): the kernel queues
+ * flush_cpu_slab() on every online CPU that has something to flush and
+ * waits for the work items.  The model runs it on each such vCPU itself:
+ * the task migrates there (mm_cpu_attach() waits while another task holds
+ * it, as flush_work() waits for the CPU) and finally back.  So shrink and
+ * destroy may run while other vCPUs use the cache - but a task that holds
+ * a vCPU and blocks outside the allocator blocks the flush (the CPU
+ * model's rule: detach before blocking).  If the caller cannot migrate
+ * (not preemptible), other vCPUs are flushed from outside, which is only
+ * correct while nobody uses the cache there.
+ */
 void flush_all(struct kmem_cache *s)
 {
-	int self = slub_this_cpu(s->mm);
+	struct mm *mm = s->mm;
+	int home = mm_cpu_current(mm);
+	bool moved = false;
 
-	for (unsigned int cpu = 0; cpu < s->mm->cfg.nr_cpus; cpu++) {
-		struct kmem_cache_cpu *c = slub_cpu(s, (int)cpu);
-		if (!c_slab(c) && !c_partial(c))
-			continue;                        /* has_cpu_slab() */
-		if ((int)cpu == self)
+	for (int cpu = 0; cpu < (int)mm->cfg.nr_cpus; cpu++) {
+		if (!has_cpu_slab(s, cpu) || !cpu_online(mm, cpu))
+			continue;                /* offline vCPUs were flushed as they died */
+		if (mm_cpu_current(mm) == cpu || mm_cpu_attach(mm, cpu) == cpu) {
+			moved |= cpu != home;
 			flush_cpu_slab(s);
+		} else {
+			__flush_cpu_slab(s, cpu);
+		}
+	}
+	if (moved) {
+		if (home >= 0)
+			mm_cpu_attach(mm, home);
 		else
-			__flush_cpu_slab(s, (int)cpu);
+			mm_cpu_detach(mm);
 	}
 }

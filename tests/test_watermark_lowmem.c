@@ -55,7 +55,10 @@ static unsigned long fill(struct mm *mm, gfp_t gfp, int max_zone, struct page **
 			    pfn < mm_get_config(mm)->zones[i].end_pfn)
 				z = i;
 		CHECK_MSG(z >= 0 && z <= max_zone, "gfp %#x: pfn %#lx from zone %d, above zone %d", gfp, pfn, z, max_zone);
-		*keep = realloc(*keep, (*nkeep + 1) * sizeof(**keep));
+		if ((*nkeep & (*nkeep + 1)) == 0 || *nkeep < 16) {   /* grow at 2^k - 1: amortised O(1) */
+			*keep = realloc(*keep, (2 * *nkeep + 16) * sizeof(**keep));
+			REQUIRE(*keep);
+		}
 		(*keep)[(*nkeep)++] = p;
 		n++;
 		CHECK_MM(mm, 1);

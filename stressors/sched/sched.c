@@ -341,13 +341,17 @@ static void pick_and_switch(struct sched *s, bool cur_ok)
 	}
 }
 
-/* vCPU @c is where a task that has not started yet will attach: migrating
- * onto it would make that task wait for a vCPU it was promised. */
+/* vCPU @c is where a task that has not started yet will attach, or one a
+ * task waits for: migrating onto it would take a vCPU promised elsewhere. */
 static bool reserved(struct sched *s, int c)
 {
-	for (int i = 0; i < s->n; i++)
-		if (!s->task[i].started && s->task[i].desc->cpu == c)
+	for (int i = 0; i < s->n; i++) {
+		struct sched_task *t = &s->task[i];
+		if (!t->started && t->desc->cpu == c)
 			return true;
+		if (t->state == TS_WAITING && t->wait_why == MM_WAIT_VCPU && t->wait_what == &s->mm->cpus[c])
+			return true;
+	}
 	return false;
 }
 
@@ -466,9 +470,21 @@ void sched_wait(const void *what)
 	struct sched *s = tl;
 	if (!s || !s->active || s->cur < 0)
 		return;
+	/* A sleep, not a spin: where preemptible the task leaves its vCPU
+	 * (others may need it to make the progress it waits for) and takes
+	 * one back afterwards - the same if free, else any (a wakeup on
+	 * another CPU). */
+	struct mm *mm = s->mm;
+	int cpu = mm ? mm_cpu_current(mm) : -1;
+	if (cpu >= 0 && (!mm_preemptible() || get_current()->migrate_disable))
+		cpu = -1;
+	if (cpu >= 0)
+		mm_cpu_detach(mm);
 	sched_tsan_ignore_begin();
 	switch_point(s, EV_WAIT, SCHED_WAIT_USER, what);
 	sched_tsan_ignore_end();
+	if (cpu >= 0 && (mm_cpu_holder(mm, cpu) || mm_cpu_attach(mm, cpu) < 0))
+		mm_cpu_attach_any(mm);
 }
 
 void sched_atomic_point(const void *addr)
@@ -835,6 +851,10 @@ static bool opts_valid(const struct sched_opts *o, const struct sched_task_desc 
 		snprintf(why, len, "policy dfs without a search state (opts.dfs)");
 		return false;
 	}
+	if (o->policy == SCHED_DFS && o->fork) {
+		snprintf(why, len, "policy dfs cannot run --fork (its search state lives in the process)");
+		return false;
+	}
 	if (o->policy == SCHED_DFS && sched_dfs_done(o->dfs)) {
 		snprintf(why, len, "the exhaustive search is complete");
 		return false;
@@ -878,8 +898,6 @@ struct sched_result sched_run(const struct sched_opts *o, const struct sched_tas
 		sched_set_reason(s, SCHED_ERROR, -1, "%s", why);
 	} else if (o->fork) {
 		run_forked(s, o, tasks, n);
-		if (o->policy == SCHED_DFS)
-			policy_dfs_end_run(s);
 	} else {
 		s->own.log = s->own_log;
 		s->own.log_cap = s->own_log_cap;

@@ -104,7 +104,7 @@ struct sched_opts {
 	const uint8_t *bytes;       /* BYTES: the input; REPLAY: the decision log */
 	size_t nbytes;
 
-	bool fork;                  /* run in a child process: survives any crash, ~100x slower */
+	bool fork;                  /* run in a child process: survives any crash, ~40x slower; not with DFS */
 	bool catch_abort;           /* in-process: a SIGABRT in a task fails the run (default on; off under TSan) */
 	FILE *timeline;             /* print the interleaving as it runs (NULL: do not) */
 	const char *artifact;       /* on failure, write the artifact to this path (NULL: do not) */
@@ -171,7 +171,9 @@ void sched_point(void);
  * changed is no progress: the waiter runs again only after another task
  * did something, and if every task waits the run ends as a deadlock (a
  * spin loop around sched_point() would starve PCT's lower priorities and
- * end as a hang).  @what names the awaited object (never hashed).
+ * end as a hang).  A sleep, not a spin: where preemptible the task gives
+ * up its vCPU of opts.mm while it waits and takes one back after (the
+ * same one if free).  @what names the awaited object (never hashed).
  */
 void sched_wait(const void *what);
 /* A switch point where an atomic operation on @addr happens, if opts.atomic_points. */

@@ -26,21 +26,6 @@
 
 #include "sched_int.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SCHED_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SCHED_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define SCHED_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SCHED_TSAN 1
-#endif
-#endif
-
 #ifdef SCHED_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
@@ -234,14 +219,5 @@ void sched_tsan_release_as(struct fiber *self, struct fiber *f, void *addr)
 	__tsan_switch_to_fiber(f->tsan, __tsan_switch_to_fiber_no_sync);
 	__tsan_release(addr);
 	__tsan_switch_to_fiber(self->tsan, __tsan_switch_to_fiber_no_sync);
-}
-#else
-void sched_tsan_ignore_begin(void) {}
-void sched_tsan_ignore_end(void) {}
-void sched_tsan_release(void *addr) { (void)addr; }
-void sched_tsan_acquire(void *addr) { (void)addr; }
-void sched_tsan_release_as(struct fiber *self, struct fiber *f, void *addr)
-{
-	(void)self; (void)f; (void)addr;
 }
 #endif

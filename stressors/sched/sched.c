@@ -107,14 +107,8 @@ void sched_opts_default(struct sched_opts *o)
 	o->migrate_permille = 50;
 	o->pct_depth = 3;
 	o->sticky_permille = 20;
-#if defined(__SANITIZE_THREAD__)
+#ifdef SCHED_TSAN
 	o->catch_abort = false;         /* leaving a signal handler by a switch confuses TSan */
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-	o->catch_abort = false;
-#else
-	o->catch_abort = true;
-#endif
 #else
 	o->catch_abort = true;
 #endif

@@ -102,6 +102,19 @@ void fiber_destroy(struct fiber *f);
 /* Suspend @from (the running fiber) and run @to. */
 void fiber_switch(struct fiber *from, struct fiber *to);
 
+#if defined(__SANITIZE_THREAD__)
+#define SCHED_TSAN 1
+#elif defined(__SANITIZE_ADDRESS__)
+#define SCHED_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SCHED_TSAN 1
+#elif __has_feature(address_sanitizer)
+#define SCHED_ASAN 1
+#endif
+#endif
+
+#ifdef SCHED_TSAN
 /* TSan: ignore the scheduler's own accesses from fibers (its bookkeeping is
  * shared by every fiber of the thread, and the fibers have no
  * happens-before between them by design).  No-ops elsewhere. */
@@ -112,6 +125,16 @@ void sched_tsan_release(void *addr);
 void sched_tsan_acquire(void *addr);
 /* TSan: make @f release @addr without running it (for abandoned fibers), from @self. */
 void sched_tsan_release_as(struct fiber *self, struct fiber *f, void *addr);
+#else
+static inline void sched_tsan_ignore_begin(void) {}
+static inline void sched_tsan_ignore_end(void) {}
+static inline void sched_tsan_release(void *addr) { (void)addr; }
+static inline void sched_tsan_acquire(void *addr) { (void)addr; }
+static inline void sched_tsan_release_as(struct fiber *self, struct fiber *f, void *addr)
+{
+	(void)self; (void)f; (void)addr;
+}
+#endif
 
 /* The asm (switch_x86_64.c). */
 void sched_ctx_switch(void **save_sp, void *new_sp);

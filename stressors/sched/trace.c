@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * trace.c - the trace of a run: every event (task, vCPU, point, kind,
- * argument) is folded into a 64-bit FNV-1a-style hash, and, when the
+ * argument) is folded into a 64-bit FNV-1a-style hash (one word and one
+ * multiply per event; operation names byte by byte), and, when the
  * options name a timeline stream, printed as one line of a readable
  * interleaving:
  *
@@ -58,10 +59,10 @@ void trace_event(struct sched *s, enum sched_ev ev, int task, int cpu, int point
 	uint64_t h = L->trace_hash;
 	if (name)
 		h = fnv_str(h, name);
-	for (int i = 0; i < 8; i++) {
-		h ^= (w >> (8 * i)) & 0xff;
-		h *= FNV_PRIME;
-	}
+	/* FNV-1a's xor-multiply on the whole word, with murmur3's finaliser
+	 * constant and a fold so high bits feed back: one multiply per event. */
+	h = (h ^ w) * 0xff51afd7ed558ccdULL;
+	h ^= h >> 32;
 	L->trace_hash = h;
 
 	FILE *f = s->o->timeline;

@@ -665,9 +665,53 @@ static void test_wilson(void)
 	CHECK(sched_seed(1, 0) != sched_seed(1, 1) && sched_seed(1, 0) != sched_seed(2, 0));
 }
 
-int main(void)
+/*
+ * Across processes: the same seeds in a fresh process (its own ASLR
+ * layout: other stack, heap and arena addresses) give the same trace
+ * hashes, so nothing address-dependent reaches a decision or the trace.
+ */
+static uint64_t hash_of_runs(void)
 {
+	struct work w = { .mm = make_mm(4), .ops = 12 };
+	uint64_t h = 0;
+	for (int p = 0; p < 3; p++)
+		for (uint64_t run = 0; run < 4; run++) {
+			struct run_copy rc = run_work(&w, (enum sched_policy)p, 77, run, NULL, 0);
+			h = h * 31 + rc.r.trace_hash;
+			free(rc.log);
+		}
+	mm_destroy(w.mm);
+	return h;
+}
+
+static void test_across_processes(void)
+{
+	uint64_t here = hash_of_runs();
+	char exe[4096], cmd[4200];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	REQUIRE(n > 0);
+	exe[n] = 0;
+	snprintf(cmd, sizeof(cmd), "'%s' --hash", exe);
+	for (int i = 0; i < 2; i++) {
+		FILE *p = popen(cmd, "r");
+		REQUIRE(p);
+		unsigned long long there = 0;
+		CHECK(fscanf(p, "%llx", &there) == 1);
+		CHECK(pclose(p) == 0);
+		CHECK_MSG(there == here, "another process: %#llx, this one %#llx", there,
+			  (unsigned long long)here);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--hash")) {
+		printf("%llx\n", (unsigned long long)hash_of_runs());
+		sched_thread_release();
+		return 0;
+	}
 	test_determinism();
+	test_across_processes();
 	test_dfs();
 	test_deadlock();
 	test_atomics_and_vcpus();

@@ -8,7 +8,7 @@
 #include "configs.h"
 
 const char *const mf_config_names[MF_NR_CONFIGS] = {
-	"tiny", "default", "holes", "unaligned", "tinyzones", "highpfn", "order0", "bigorder",
+	"micro", "tiny", "default", "holes", "unaligned", "tinyzones", "highpfn", "order0", "bigorder",
 };
 
 static void set_zones(struct mm_config *c, unsigned long base, const unsigned long bounds[MAX_NR_ZONES + 1])
@@ -24,6 +24,15 @@ void mf_config_named(struct mm_config *c, enum mf_config_kind kind, unsigned int
 	case MF_CFG_TINY:
 	case MF_NR_CONFIGS:
 		break;
+	case MF_CFG_MICRO: {
+		static const unsigned long b[] = { 1, 64, 160, 288, 320 };
+		c->max_order = 5;
+		c->pageblock_order = 3;
+		set_zones(c, 0, b);
+		c->nr_holes = 1;
+		c->holes[0] = (struct mm_span){ 100, 101 };
+		break;
+	}
 	case MF_CFG_DEFAULT:
 		mm_config_default(c);
 		break;

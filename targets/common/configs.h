@@ -10,6 +10,7 @@
 #include "mm/mm.h"
 
 enum mf_config_kind {
+	MF_CFG_MICRO,       /* 320 pages, max_order 5: the cheapest to reset and check */
 	MF_CFG_TINY,        /* mm_config_tiny(): ~1.5k pages, max_order 7 */
 	MF_CFG_DEFAULT,     /* mm_config_default(): ~24k pages, max_order 10 */
 	MF_CFG_HOLES,       /* many holes: single pfns, at zone and pageblock edges, whole pageblocks */

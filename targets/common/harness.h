@@ -150,7 +150,8 @@ void mf_check(struct mf_ctx *c, int level);
 
 /* Instances: a cached instance per config, reset between inputs. */
 struct mm *mf_instance(struct mf_ctx *c, const struct mm_config *cfg);
-const struct mm_config *mf_config(const struct mf_ctx *c);
+const struct mm_config *mf_config(const struct mf_ctx *c);          /* as now (runtime tunables) */
+const struct mm_config *mf_instance_config(const struct mf_ctx *c); /* as created */
 
 /* Program text (program.c). */
 void mf_print_op(FILE *f, const struct mf_target *t, const struct mf_op *op, bool with_note);

@@ -145,6 +145,11 @@ const struct mm_config *mf_config(const struct mf_ctx *c)
 	return mm_get_config(c->mm);
 }
 
+const struct mm_config *mf_instance_config(const struct mf_ctx *c)
+{
+	return &c->inst->cfg;
+}
+
 void mf_instance_teardown(struct mf_ctx *c)
 {
 	struct mf_instance *in = c->inst;

@@ -247,8 +247,9 @@ static void print_flags(FILE *f, const struct mf_arg *a, unsigned long v)
 		fputc('0', f);
 		return;
 	}
+	/* Multi-bit aliases only: a one-bit alias merely renames a flag for the parser. */
 	for (const struct mf_flag *al = a->aliases; al && al->name; al++) {
-		if ((v & al->bit) == al->bit) {
+		if (__builtin_popcountl(al->bit) > 1 && (v & al->bit) == al->bit) {
 			fprintf(f, "%s%s", first ? "" : "|", al->name);
 			v &= ~al->bit;
 			first = false;

@@ -2,8 +2,8 @@
 /*
  * sched_int.h - the deterministic scheduler's internals, shared by its
  * files: the PRNGs, fibers (fiber.c, switch_x86_64.c), the OS layer
- * (sched_os.c), the engine (sched.c), the policies (policy.c), the trace
- * and timeline (trace.c).  Prototypes are grouped by the defining file.
+ * (sched_os.c), the engine (sched.c) and a run around it (run.c), the
+ * policies (policy.c), the trace and timeline (trace.c).  Prototypes are grouped by the defining file.
  */
 #ifndef MM_SCHED_INT_H
 #define MM_SCHED_INT_H
@@ -263,6 +263,15 @@ struct sched {
 	int tsan_run, tsan_join;    /* TSan sync addresses (fork / join of a run) */
 	jmp_buf main_jmp;           /* a run ended by main's own first decision (replay divergence) */
 };
+
+/* This thread's engine, made on first use (NULL: out of memory); the one made if any; free it. */
+struct sched *sched_engine(void);
+struct sched *sched_engine_if_any(void);
+void sched_engine_forget(void);
+/* The body of every task fiber (fiber_create's entry). */
+void sched_task_main(void *arg);
+/* Run the prepared schedule from main: hooks on, first decision, back when over, hooks off. */
+void sched_dispatch(struct sched *s);
 
 /* Abandon the run: record @outcome and switch to the scheduler; does not return. */
 void sched_end_run(struct sched *s, enum sched_outcome outcome, int task, const char *fmt, ...)

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * common.h - the timing kit every benchmark shares (header only; each
+ * bench_*.c is one translation unit, so the statics below are per bench).
+ *
+ *   bench_rdtsc()          TSC cycles, ordered with lfence (x86-64; other
+ *                          machines fall back to nanoseconds)
+ *   bench_now_ns()         CLOCK_MONOTONIC in ns, as a double
+ *   bench_calibrate()      TSC ticks per ns, measured against the clock
+ *                          (median of 5 x 20 ms); call once in main()
+ *   bench_print_machine()  one "# machine: ..." line: CPU, TSC rate, build
+ *   BENCH_MEASURE(r, loops, { body })
+ *                          runs body @loops times, BENCH_RUNS times over,
+ *                          and keeps the fastest run (min-of-N: the least
+ *                          disturbed by the rest of the machine); r->ns and
+ *                          r->cycles are per iteration
+ *   bench_json_*()         --json FILE output: {"bench": NAME, "machine":
+ *                          {...}, "results": {KEY: NUMBER, ...}}; every
+ *                          function accepts NULL (no --json) and does nothing
+ *
+ * "cycles(tsc)" are TSC ticks - constant-rate, not core clock cycles - as
+ * in the kernel's time_bench and the seed threads' tables.
+ */
+#ifndef MM_BENCH_COMMON_H
+#define MM_BENCH_COMMON_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define BENCH_HAVE_TSC 1
+#endif
+
+#ifndef BENCH_RUNS
+#define BENCH_RUNS 7
+#endif
+
+struct bench_result {
+	double ns;          /* per iteration, fastest run */
+	double cycles;      /* TSC ticks per iteration, same run */
+	double total_ns;    /* the fastest run, whole */
+};
+
+static double bench_tsc_per_ns_ = 0.0;   /* 0: not calibrated (or no TSC) */
+
+static inline double bench_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static inline uint64_t bench_rdtsc(void)
+{
+#ifdef BENCH_HAVE_TSC
+	_mm_lfence();                      /* earlier instructions retire first */
+	uint64_t t = __rdtsc();
+	_mm_lfence();                      /* and later ones do not start before */
+	return t;
+#else
+	return (uint64_t)bench_now_ns();
+#endif
+}
+
+/* Keep the compiler from deleting a computation whose result is unused. */
+static inline void bench_escape(const void *p)
+{
+	__asm__ volatile("" : : "g"(p) : "memory");
+}
+
+static int bench_cmp_double_(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* TSC ticks per ns: the median of five 20 ms windows against CLOCK_MONOTONIC. */
+static inline double bench_calibrate(void)
+{
+#ifdef BENCH_HAVE_TSC
+	double r[5];
+	for (int i = 0; i < 5; i++) {
+		double t0 = bench_now_ns();
+		uint64_t c0 = bench_rdtsc();
+		while (bench_now_ns() - t0 < 20e6)
+			;
+		uint64_t c1 = bench_rdtsc();
+		double t1 = bench_now_ns();
+		r[i] = (double)(c1 - c0) / (t1 - t0);
+	}
+	qsort(r, 5, sizeof(r[0]), bench_cmp_double_);
+	bench_tsc_per_ns_ = r[2];
+#else
+	bench_tsc_per_ns_ = 1.0;
+#endif
+	return bench_tsc_per_ns_;
+}
+
+static inline double bench_tsc_ghz(void)
+{
+	if (bench_tsc_per_ns_ == 0.0)
+		bench_calibrate();
+	return bench_tsc_per_ns_;
+}
+
+/* Cycles -> ns with the calibration (for loops timed only with bench_rdtsc). */
+static inline double bench_cycles_to_ns(double cycles)
+{
+	return cycles / bench_tsc_ghz();
+}
+
+static inline void bench_cpu_model_(char *buf, size_t len)
+{
+	snprintf(buf, len, "unknown CPU");
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return;
+	char line[256];
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "model name", 10)) {
+			char *p = strchr(line, ':');
+			if (p) {
+				p += 1 + strspn(p + 1, " \t");
+				p[strcspn(p, "\n")] = '\0';
+				snprintf(buf, len, "%s", p);
+			}
+			break;
+		}
+	}
+	fclose(f);
+}
+
+#ifndef MM_DEBUG
+#define MM_DEBUG 0
+#endif
+
+static inline void bench_print_machine(void)
+{
+	char cpu[128];
+	bench_cpu_model_(cpu, sizeof(cpu));
+	printf("# machine: %s, TSC %.3f GHz, %s, MM_DEBUG=%d%s, min of %d runs\n", cpu, bench_tsc_ghz(),
+#if defined(__clang__)
+	       "clang " __clang_version__,
+#elif defined(__GNUC__)
+	       "gcc " __VERSION__,
+#else
+	       "cc",
+#endif
+	       MM_DEBUG,
+#ifdef __OPTIMIZE__
+	       ", optimized",
+#else
+	       ", NOT optimized (numbers meaningless)",
+#endif
+	       BENCH_RUNS);
+}
+
+/*
+ * BENCH_MEASURE(r, loops, { body }): @body runs @loops times per run; the
+ * fastest of BENCH_RUNS runs is kept.  Variadic so the body may contain
+ * commas.
+ */
+#define BENCH_MEASURE(r, loops, ...)                                                      \
+	do {                                                                              \
+		struct bench_result *r_ = (r);                                            \
+		unsigned long loops_ = (unsigned long)(loops);                            \
+		double best_ns_ = 1e300, best_cy_ = 0;                                    \
+		for (int run_ = 0; run_ < BENCH_RUNS; run_++) {                           \
+			double t0_ = bench_now_ns();                                      \
+			uint64_t c0_ = bench_rdtsc();                                     \
+			for (unsigned long i_ = 0; i_ < loops_; i_++)                     \
+				__VA_ARGS__                                               \
+			uint64_t c1_ = bench_rdtsc();                                     \
+			double t1_ = bench_now_ns();                                      \
+			if (t1_ - t0_ < best_ns_) {                                       \
+				best_ns_ = t1_ - t0_;                                     \
+				best_cy_ = (double)(c1_ - c0_);                           \
+			}                                                                 \
+		}                                                                         \
+		r_->total_ns = best_ns_;                                                  \
+		r_->ns = best_ns_ / (double)(loops_ ? loops_ : 1);                        \
+		r_->cycles = best_cy_ / (double)(loops_ ? loops_ : 1);                    \
+	} while (0)
+
+/* ---- JSON ---- */
+
+struct bench_json {
+	FILE *f;
+	int n;      /* results written so far */
+};
+
+static inline void bench_json_str_(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* NULL @path: no JSON (returns NULL, which every other call accepts). */
+static inline struct bench_json *bench_json_open(const char *path, const char *bench)
+{
+	if (!path)
+		return NULL;
+	struct bench_json *js = calloc(1, sizeof(*js));
+	if (!js)
+		return NULL;
+	js->f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	if (!js->f) {
+		perror(path);
+		exit(1);
+	}
+	char cpu[128];
+	bench_cpu_model_(cpu, sizeof(cpu));
+	fprintf(js->f, "{\n  \"bench\": ");
+	bench_json_str_(js->f, bench);
+	fprintf(js->f, ",\n  \"machine\": {\"cpu\": ");
+	bench_json_str_(js->f, cpu);
+	fprintf(js->f, ", \"tsc_ghz\": %.4f, \"mm_debug\": %d, \"runs\": %d},\n  \"results\": {", bench_tsc_ghz(),
+		MM_DEBUG, BENCH_RUNS);
+	return js;
+}
+
+static inline void bench_json_add(struct bench_json *js, const char *key, double value)
+{
+	if (!js)
+		return;
+	fprintf(js->f, "%s\n    ", js->n++ ? "," : "");
+	bench_json_str_(js->f, key);
+	fprintf(js->f, ": %.6g", value);
+}
+
+static inline void bench_json_add_result(struct bench_json *js, const char *key, const struct bench_result *r)
+{
+	char k[160];
+	snprintf(k, sizeof(k), "%s_ns", key);
+	bench_json_add(js, k, r->ns);
+	snprintf(k, sizeof(k), "%s_cycles", key);
+	bench_json_add(js, k, r->cycles);
+}
+
+static inline void bench_json_close(struct bench_json *js)
+{
+	if (!js)
+		return;
+	fprintf(js->f, "\n  }\n}\n");
+	if (js->f != stdout)
+		fclose(js->f);
+	else
+		fflush(stdout);
+	free(js);
+}
+
+#endif /* MM_BENCH_COMMON_H */

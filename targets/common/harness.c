@@ -5,7 +5,7 @@
  *
  * Knobs (environment, read once):
  *   MMFUZZ_CHECK_LEVEL  mm_check level after every op (default: the target's)
- *   MMFUZZ_FINAL_LEVEL  mm_check level at teardown (default: the target's, 3)
+ *   MMFUZZ_FINAL_LEVEL  mm_check level after the last op and at teardown (default: the target's, 3)
  *   MMFUZZ_MAX_OPS      ops run per input (default and limit MF_MAX_OPS)
  *   MMFUZZ_TRACE        1: print each op, with what it did, as it runs
  *   MMFUZZ_STATS        1: at exit, time spent in ops, per-op checks and teardown
@@ -196,6 +196,17 @@ int mf_run_input(const struct mf_target *t, const uint8_t *data, size_t size)
 			stats.t_check += t1 - t0;
 			t0 = t1;
 		}
+	}
+
+	/*
+	 * The final level once more on the state the ops left, before teardown
+	 * frees it: what a cheaper per-op level cannot see (B3, B4) would
+	 * otherwise be freed away unnoticed.
+	 */
+	if (c.nops && c.final_level > c.check_level) {
+		c.cur = c.nops - 1;
+		mf_check(&c, c.final_level);
+		MF_C(&c, "\tcheck_at(%u, FINAL_LEVEL);\n", c.cur);
 	}
 
 	/* Teardown: the shadow first (checking every pattern), then the target, then the instance. */

@@ -273,6 +273,14 @@ void mm_destroy(struct mm *mm)
 
 int mm_reset(struct mm *mm)
 {
+	/*
+	 * Also for an instance abandoned in the middle of an operation (a
+	 * deterministic-scheduler run that failed): every lock starts free.
+	 */
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		spin_lock_init(&mm->zones[z].lock);
+	spin_lock_init(&mm->shrinker_lock);
+	spin_lock_init(&mm->report_lock);
 	slab_reset(mm);
 	pcp_reset(mm);
 	mm_cpus_reset(mm);

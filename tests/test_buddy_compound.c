@@ -133,6 +133,7 @@ static void test_zero(void)
 		all[blocks - 1] = p;
 		((unsigned char *)page_address(mm, p))[0] = (unsigned char)order;   /* remember the order */
 	}
+	CHECK(pages >= blocks);   /* every block is at least one page */
 	CHECK_MSG(dirty == 0, "%lu of %lu __GFP_ZERO blocks were not zero", dirty, blocks);
 	CHECK(blocks == 400);
 	/* get_zeroed_page too. */

@@ -37,20 +37,6 @@
 #endif
 #endif
 
-#ifdef SCHED_TEST_TSAN
-/*
- * The watermark check reads the free lists without zone->lock by design
- * (allocator/page/watermark.c marks it __data_racy, the kernel's
- * data_race()); without optimisation its list_empty() calls are separate,
- * instrumented functions that TSan reports.  Only races with that function
- * on the stack are hidden; everything the scheduler or the tests do is not.
- */
-const char *__tsan_default_suppressions(void);
-const char *__tsan_default_suppressions(void)
-{
-	return "race:__zone_watermark_ok\n";
-}
-#endif
 
 #ifndef MM_TEST_HOOKS
 int main(void)

@@ -38,14 +38,6 @@
 #endif
 #endif
 
-#ifdef SCHED_TEST_TSAN
-/* As in test_sched.c: the watermark check's lockless reads are racy by design. */
-const char *__tsan_default_suppressions(void);
-const char *__tsan_default_suppressions(void)
-{
-	return "race:__zone_watermark_ok\n";
-}
-#endif
 
 #ifndef MM_TEST_HOOKS
 int main(void)

@@ -151,6 +151,7 @@ void pcp_reset(struct mm *mm)
 			continue;
 		for (unsigned int cpu = 0; cpu < mm->cfg.nr_cpus; cpu++) {
 			struct per_cpu_pages *pcp = &zone->per_cpu_pageset[cpu];
+			spin_lock_init(&pcp->lock);
 			for (int i = 0; i < NR_PCP_LISTS; i++)
 				INIT_LIST_HEAD(&pcp->lists[i]);
 			pcp->count = 0;

@@ -160,6 +160,10 @@ __data_racy long __zone_watermark_unusable_free(struct zone *z, unsigned int ord
 	return unusable_free;
 }
 
+/* free_area_empty() read without zone->lock: inline here, so __data_racy covers it. */
+#define free_area_empty_racy(area, mt) \
+	(READ_ONCE((area)->free_list[mt].next) == &(area)->free_list[mt])
+
 /*
  * __zone_watermark_ok(): is the zone above @mark (minus the reserves this
  * request may dip into) plus the lowmem reserve for @highest_zoneidx, and -
@@ -218,10 +222,10 @@ __data_racy bool __zone_watermark_ok(struct zone *z, unsigned int order, unsigne
 			return true;
 #endif
 		for (int mt = 0; mt < MIGRATE_PCPTYPES; mt++)
-			if (!list_empty(&area->free_list[mt]))
+			if (!free_area_empty_racy(area, mt))
 				return true;
 		if ((alloc_flags & (ALLOC_HIGHATOMIC | ALLOC_OOM)) &&
-		    !list_empty(&area->free_list[MIGRATE_HIGHATOMIC]))
+		    !free_area_empty_racy(area, MIGRATE_HIGHATOMIC))
 			return true;
 	}
 	return false;

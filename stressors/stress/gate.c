@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gate.c - where threads meet: the start barrier, stop-the-world (for the
+ * full checker) and stutter (everybody pauses, then all resume at once),
+ * and the watchdog.
+ *
+ * Protocol.  Participants are the threads that call the allocator.  The
+ * coordinator sets gate_req; each participant notices it between two
+ * operations (one relaxed load per op), gives its vCPU back - a thread
+ * that blocks holding a vCPU blocks everyone who needs that vCPU, the
+ * hotplug thread and the checker included - and parks on gate_mu.  When
+ * parked == participants the instance is quiescent: no vCPU held, no
+ * allocator call in flight, no lock held.  The coordinator runs its check
+ * (or sleeps, for a stutter), then bumps the generation and broadcasts.
+ * The mutex also orders every participant's plain writes (live tables,
+ * interrupt pools) before the coordinator's reads of them, and the
+ * coordinator's before theirs after the release.
+ *
+ * The watchdog samples each worker's progress counter; a worker that is
+ * running (not parked, not done) and has not finished an op for
+ * --hang-timeout seconds is stuck - in the allocator, or waiting for a vCPU
+ * somebody never gives back.  Its last ops are printed and the run fails
+ * on the spot (a stuck thread cannot be joined).
+ */
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stress.h"
+
+atomic_int gate_req;                            /* 1: park at the next safe point */
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t parked_cv = PTHREAD_COND_INITIALIZER;     /* participants -> coordinator */
+static pthread_cond_t release_cv = PTHREAD_COND_INITIALIZER;    /* coordinator -> participants */
+static int participants;                        /* under gate_mu */
+static int parked;                              /* under gate_mu */
+static unsigned long generation;                /* under gate_mu */
+static int start_waiting;                       /* under gate_mu */
+static bool start_released;                     /* under gate_mu */
+
+void gate_init(int n)
+{
+	participants = n;
+}
+
+void gate_start_wait(void)
+{
+	pthread_mutex_lock(&gate_mu);
+	start_waiting++;
+	pthread_cond_broadcast(&parked_cv);
+	while (!start_released)
+		pthread_cond_wait(&release_cv, &gate_mu);
+	pthread_mutex_unlock(&gate_mu);
+}
+
+void gate_wait_started(int n)
+{
+	pthread_mutex_lock(&gate_mu);
+	while (start_waiting < n)
+		pthread_cond_wait(&parked_cv, &gate_mu);
+	pthread_mutex_unlock(&gate_mu);
+}
+
+void gate_start_release(void)
+{
+	pthread_mutex_lock(&gate_mu);
+	start_released = true;
+	pthread_cond_broadcast(&release_cv);
+	pthread_mutex_unlock(&gate_mu);
+}
+
+void gate_poll(struct worker *w)
+{
+	if (!gate_requested())
+		return;
+	mm_cpu_detach(S.mm);                    /* never block holding a vCPU */
+	if (w) {
+		oplog_add(&w->log, OP_PARK, -1, 0, NULL);
+		atomic_store(&w->state, WS_PARKED);
+	}
+	pthread_mutex_lock(&gate_mu);
+	if (atomic_load(&gate_req)) {
+		unsigned long g = generation;
+		parked++;
+		pthread_cond_broadcast(&parked_cv);
+		while (generation == g)
+			pthread_cond_wait(&release_cv, &gate_mu);
+	}
+	pthread_mutex_unlock(&gate_mu);
+	if (w)
+		atomic_store(&w->state, WS_RUNNING);
+}
+
+void gate_leave(void)
+{
+	pthread_mutex_lock(&gate_mu);
+	participants--;
+	pthread_cond_broadcast(&parked_cv);
+	pthread_mutex_unlock(&gate_mu);
+}
+
+static void add_ms(struct timespec *ts, long ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_nsec += ms * 1000000L;
+	ts->tv_sec += ts->tv_nsec / 1000000000L;
+	ts->tv_nsec %= 1000000000L;
+}
+
+bool gate_stop_the_world(bool (*fn)(void), unsigned pause_ms)
+{
+	bool ok = true;
+	double t0 = stress_now();
+
+	pthread_mutex_lock(&gate_mu);
+	atomic_store(&gate_req, 1);
+	while (parked < participants && !atomic_load(&S.failed)) {
+		struct timespec ts;
+		add_ms(&ts, 50);
+		pthread_cond_timedwait(&parked_cv, &gate_mu, &ts);
+		if (stress_now() - t0 > S.cfg.hang_s) {
+			/* a worker that does not park is the watchdog's; an auxiliary thread is ours */
+			stress_fail(NULL, "stop-the-world: %d of %d threads did not reach a safe point within %.0f s",
+				    participants - parked, participants, S.cfg.hang_s);
+			break;
+		}
+	}
+	bool all = parked >= participants;
+	pthread_mutex_unlock(&gate_mu);
+
+	if (all && !atomic_load(&S.failed)) {
+		if (fn) {
+			ok = fn();
+		} else {
+			struct timespec ts = { 0, (long)pause_ms * 1000000L };
+			nanosleep(&ts, NULL);
+		}
+	}
+	mm_cpu_detach(S.mm);
+	pthread_mutex_lock(&gate_mu);
+	atomic_store(&gate_req, 0);
+	parked = 0;
+	generation++;
+	pthread_cond_broadcast(&release_cv);
+	pthread_mutex_unlock(&gate_mu);
+	return ok && all;
+}
+
+/* ---------------------------------------------------------------- watchdog */
+
+void *watchdog_main(void *arg)
+{
+	(void)arg;
+	int n = S.cfg.threads;
+	unsigned long *last = calloc((size_t)n, sizeof(*last));
+	double *since = calloc((size_t)n, sizeof(*since));
+	if (!last || !since)
+		return NULL;
+	for (int i = 0; i < n; i++)
+		since[i] = stress_now();
+	while (!atomic_load(&S.aux_stop)) {
+		struct timespec ts = { 0, 100 * 1000000L };
+		nanosleep(&ts, NULL);
+		double now = stress_now();
+		for (int i = 0; i < n; i++) {
+			struct worker *w = &S.w[i];
+			unsigned long p = atomic_load_explicit(&w->progress, memory_order_relaxed);
+			if (atomic_load(&w->state) != WS_RUNNING || p != last[i]) {
+				last[i] = p;
+				since[i] = now;
+				continue;
+			}
+			if (now - since[i] < S.cfg.hang_s)
+				continue;
+			/* Hung: report from here and leave; the thread cannot be joined. */
+			fflush(stdout);
+			fprintf(stderr, "\nHANG: worker %d has not completed an operation for %.1f s "
+				"(--hang-timeout %.0f): stuck in the allocator or waiting for a vCPU\n",
+				i, now - since[i], S.cfg.hang_s);
+			fprintf(stderr, "the stuck worker's last operations (newest last; the last one is "
+				"where it hangs):\n");
+			stress_print_oplog(stderr, w);
+			if (!atomic_exchange(&S.failed, 1)) {
+				snprintf(S.failure, sizeof(S.failure), "hang: worker %d made no progress for %.1f s",
+					 i, now - since[i]);
+				S.failed_worker = i;
+			}
+			stress_print_oplogs(stderr);
+			stress_print_rerun(stderr);
+			if (S.cfg.json) {
+				struct stress_totals t;
+				stress_totals(&t);
+				stress_write_json(S.cfg.json, &t, "", false);
+			}
+			fprintf(stdout, "FAILURE\n");
+			fflush(stdout);
+			fflush(stderr);
+			_exit(1);
+		}
+	}
+	free(last);
+	free(since);
+	return NULL;
+}

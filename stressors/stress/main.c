@@ -1,0 +1,662 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - mmfuzz-stress: the command line, the instance, the threads, the
+ * coordinator loop and the end of the run (STYLE.md rule 14: parameters
+ * from argv, threads held at a start barrier, a seeded PRNG, smaller under
+ * TSan, a conservation assert at the end).
+ *
+ *   mmfuzz-stress MODE [--threads N] [--cpus M] [--time S | --ops K] [--seed X]
+ *                 [--json FILE] [--no-migrate] [--no-irq] [--no-onoff] [--no-stutter]
+ *                 [--no-pressure] [--no-remote] [--no-control] [--check-level L] ...
+ *
+ * The end: every worker frees what it holds and drains its inbound ring;
+ * then the coordinator frees what is left in rings, interrupt pools and
+ * the pressure cache, checks that no client bit is left in the shadow
+ * bitmaps, drains every pcp list, shrinks every cache, and asserts
+ * conservation: free pages per zone equal to those at creation, PGALLOC ==
+ * PGFREE, mm_check level 3 clean, no allocator report, and the stressor's
+ * caches destroyed without a leak report.
+ *
+ * Every failure prints the command that reruns it (the seed included) and
+ * the last operations of every worker.  A free-running run is not
+ * deterministic (threads interleave as the OS schedules them): the seed
+ * fixes each thread's op stream and the injection decisions, not the
+ * interleaving; --deterministic (the deterministic scheduler) is what
+ * replays interleavings exactly.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stress.h"
+
+struct stress S;
+
+double stress_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void stress_fail(struct worker *w, const char *fmt, ...)
+{
+	char msg[900];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	atomic_store(&S.stop, 1);
+	if (atomic_exchange(&S.failed, 1))
+		return;                          /* the first failure is the one reported */
+	S.failed_worker = w ? w->id : -1;
+	if (w)
+		snprintf(S.failure, sizeof(S.failure), "thread %d, op %lu: %s", w->id, STAT(w->st.ops), msg);
+	else
+		snprintf(S.failure, sizeof(S.failure), "%s", msg);
+	fprintf(stderr, "mmfuzz-stress: FAILURE: %s\n", S.failure);
+}
+
+/* ---------------------------------------------------------------- reports */
+
+void stress_print_rerun(FILE *f)
+{
+	const struct stress_config *c = &S.cfg;
+	fprintf(f, "rerun: ./mmfuzz stress %s --threads %d --cpus %d ", stress_mode_name(c->mode), c->threads,
+		c->cpus);
+	if (c->ops)
+		fprintf(f, "--ops %lu", c->ops);
+	else
+		fprintf(f, "--time %g", c->time_s);
+	fprintf(f, " --seed %#llx --check-level %d", (unsigned long long)c->seed, c->check_level);
+	const char *no[] = { "migrate", "irq", "onoff", "stutter", "pressure", "remote", "control" };
+	const bool on[] = { c->migrate, c->irq, c->onoff, c->stutter, c->pressure, c->remote, c->control };
+	for (int i = 0; i < 7; i++)
+		if (!on[i])
+			fprintf(f, " --no-%s", no[i]);
+	if (c->selftest)
+		fprintf(f, " --selftest %s", c->selftest);
+	if (c->onoff_detached)
+		fprintf(f, " --onoff-detached");
+	fprintf(f, "%s\n", STRESS_TSAN ? " --tsan" : STRESS_ASAN ? " --asan" : "");
+	fprintf(f, "       (this binary: %s", c->argv[0]);
+	for (int i = 1; i < c->argc; i++)
+		fprintf(f, " %s", c->argv[i]);
+	fprintf(f, ")\n");
+}
+
+void stress_print_oplog(FILE *f, struct worker *w)
+{
+	uint64_t n = atomic_load(&w->log.seq);
+	uint64_t first = n > STRESS_OPLOG ? n - STRESS_OPLOG : 0;
+	fprintf(f, "  thread %d (state %d, %lu ops):\n", w->id, atomic_load(&w->state), w->st.ops);
+	for (uint64_t k = first; k < n; k++) {
+		unsigned i = (unsigned)(k & (STRESS_OPLOG - 1));
+		uint64_t w0 = atomic_load_explicit(&w->log.w[i][0], memory_order_relaxed);
+		uint64_t w1 = atomic_load_explicit(&w->log.w[i][1], memory_order_relaxed);
+		int cpu = (int8_t)((w0 >> 16) & 0xff);
+		fprintf(f, "    #%-8llu %-16s cpu %2d arg %-6llu %#llx\n", (unsigned long long)(w0 >> 32),
+			stress_op_name((enum stress_op)((w0 >> 24) & 0xff)), cpu,
+			(unsigned long long)(w0 & 0xffff), (unsigned long long)w1);
+	}
+}
+
+void stress_print_oplogs(FILE *f)
+{
+	fprintf(f, "last operations of each thread (arg: order, size, count or cache):\n");
+	for (int i = 0; i < S.cfg.threads; i++)
+		stress_print_oplog(f, &S.w[i]);
+}
+
+/* ---------------------------------------------------------------- command line */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: mmfuzz-stress MODE [options]\n"
+		"modes: pages pcp bulk slub kmalloc mixed\n"
+		"  --threads N        worker threads (default %d)\n"
+		"  --cpus M           vCPUs of the instance; N may exceed M (default 2)\n"
+		"  --time S           run for S seconds (default %g)\n"
+		"  --ops K            instead: K ops per worker (and on until every injection fired)\n"
+		"  --seed X           seed of every thread's op and injection stream (default: from the clock)\n"
+		"  --json FILE        write the statistics as JSON\n"
+		"  --no-migrate --no-irq --no-onoff --no-stutter --no-pressure --no-remote --no-control\n"
+		"                     switch an injection off\n"
+		"  --check-level L    0 bitmaps only, 1 sampled patterns + T1 every 16 ops (default),\n"
+		"                     2 full patterns + T1 every op, 3 also frequent stop-the-world\n"
+		"  --hang-timeout S   watchdog: a worker without progress for S seconds fails (default %g)\n"
+		"  --migrate-1in N    migrate at one preemption point in N (default 64)\n"
+		"  --irq-1in N        raise an interrupt at one point in N (default 128)\n"
+		"  --signal-us U      one signal interrupt every U microseconds (default 200)\n"
+		"  --quiet            no per-thread lines\n"
+		"  --onoff-detached   hotplug from a thread that holds no vCPU (reproduces a known deadlock)\n"
+		"  --selftest KIND    plant a fault the run must catch: scribble, double, leak, hang, vacuous\n"
+		"The last line is SUCCESS (exit 0) or FAILURE (exit 1); 2: bad arguments.\n",
+		STRESS_TSAN ? 3 : 4, STRESS_TSAN ? 2.0 : 3.0, STRESS_TSAN ? 30.0 : 10.0);
+}
+
+static void bad(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "mmfuzz-stress: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	usage(stderr);
+	exit(2);
+}
+
+static unsigned long num(const char *opt, const char *v, unsigned long lo, unsigned long hi)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 0);
+	if (errno || *end || x < lo || x > hi)
+		bad("bad value for %s", opt);
+	return (unsigned long)x;
+}
+
+static double fnum(const char *opt, const char *v)
+{
+	char *end;
+	double x = strtod(v, &end);
+	if (*end || x <= 0 || x > 86400)
+		bad("bad value for %s", opt);
+	return x;
+}
+
+static void parse(int argc, char **argv, struct stress_config *c)
+{
+	bool have_mode = false, have_seed = false;
+	memset(c, 0, sizeof(*c));
+	c->threads = STRESS_TSAN ? 3 : 4;
+	c->cpus = 2;
+	c->time_s = STRESS_TSAN ? 2.0 : 3.0;
+	c->migrate = c->irq = c->onoff = c->stutter = c->pressure = c->remote = c->control = true;
+	c->check_level = 1;
+	c->hang_s = STRESS_TSAN ? 30.0 : 10.0;
+	c->migrate_1in = 64;
+	c->irq_1in = 128;
+	c->signal_us = 200;
+	c->argc = argc;
+	c->argv = argv;
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i], *val = NULL, opt[64];
+		if (a[0] != '-') {
+			int m;
+			for (m = 0; m < MODE_NR && strcmp(a, stress_mode_name((enum stress_mode)m)); m++)
+				;
+			if (m == MODE_NR || have_mode)
+				bad("unknown mode or extra argument '%s'", a);
+			c->mode = (enum stress_mode)m;
+			have_mode = true;
+			continue;
+		}
+		snprintf(opt, sizeof(opt), "%s", a);
+		char *eq = strchr(opt, '=');
+		if (eq) {
+			*eq = 0;
+			val = a + (eq - opt) + 1;
+		}
+#define FLAG(name, field) if (!strcmp(opt, "--no-" name)) { c->field = false; continue; }
+		FLAG("migrate", migrate) FLAG("irq", irq) FLAG("onoff", onoff) FLAG("stutter", stutter)
+		FLAG("pressure", pressure) FLAG("remote", remote) FLAG("control", control)
+#undef FLAG
+		if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
+			usage(stdout);
+			exit(0);
+		}
+		if (!strcmp(opt, "--quiet")) {
+			c->quiet = true;
+			continue;
+		}
+		if (!strcmp(opt, "--onoff-detached")) {
+			c->onoff_detached = true;
+			continue;
+		}
+		if (!val) {
+			if (i + 1 >= argc)
+				bad("%s needs a value", opt);
+			val = argv[++i];
+		}
+		if (!strcmp(opt, "--threads"))
+			c->threads = (int)num(opt, val, 1, STRESS_MAX_THREADS);
+		else if (!strcmp(opt, "--cpus"))
+			c->cpus = (int)num(opt, val, 1, MM_MAX_CPUS);
+		else if (!strcmp(opt, "--time"))
+			c->time_s = fnum(opt, val), c->ops = 0;
+		else if (!strcmp(opt, "--ops"))
+			c->ops = num(opt, val, 1, ~0UL / 64);
+		else if (!strcmp(opt, "--seed"))
+			c->seed = num(opt, val, 0, ~0UL), have_seed = true;
+		else if (!strcmp(opt, "--json"))
+			c->json = val;
+		else if (!strcmp(opt, "--check-level"))
+			c->check_level = (int)num(opt, val, 0, 3);
+		else if (!strcmp(opt, "--hang-timeout"))
+			c->hang_s = fnum(opt, val);
+		else if (!strcmp(opt, "--migrate-1in"))
+			c->migrate_1in = (unsigned)num(opt, val, 1, 1u << 30);
+		else if (!strcmp(opt, "--irq-1in"))
+			c->irq_1in = (unsigned)num(opt, val, 1, 1u << 30);
+		else if (!strcmp(opt, "--signal-us"))
+			c->signal_us = (unsigned)num(opt, val, 1, 10000000);
+		else if (!strcmp(opt, "--selftest")) {
+			if (strcmp(val, "scribble") && strcmp(val, "double") && strcmp(val, "leak") &&
+			    strcmp(val, "hang") && strcmp(val, "vacuous"))
+				bad("unknown --selftest '%s'", val);
+			c->selftest = val;
+		} else
+			bad("unknown option '%s'", opt);
+	}
+	if (!have_mode)
+		bad("%s", "a MODE is required");
+	if (!have_seed) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		c->seed = ((uint64_t)ts.tv_sec * 1000000007ULL) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
+	}
+}
+
+/* ---------------------------------------------------------------- the instance */
+
+static int create_caches(void)
+{
+	static const struct { const char *name; unsigned size, align; slab_flags_t flags; } defs[] = {
+		{ "stress-8", 8, 0, 0 },
+		{ "stress-64", 64, 0, 0 },
+		{ "stress-192-hw", 192, 0, SLAB_HWCACHE_ALIGN },
+		{ "stress-1000", 1000, 8, 0 },
+		{ "stress-4096", 4096, 0, 0 },
+		{ "stress-debug", 96, 0, SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER },
+	};
+	S.debug_cache = -1;
+	if (S.cfg.mode == MODE_PAGES || S.cfg.mode == MODE_PCP || S.cfg.mode == MODE_KMALLOC)
+		return 0;
+	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
+		struct kmem_cache *s = kmem_cache_create(S.mm, defs[i].name, defs[i].size, defs[i].align,
+							 defs[i].flags, NULL);
+		if (!s)
+			return -1;
+		struct kmem_cache_info info;
+		kmem_cache_get_info(s, &info);
+		if (defs[i].flags & SLAB_RED_ZONE)
+			S.debug_cache = S.ncaches;
+		S.cache_align[S.ncaches] = info.align ? info.align : 8;
+		S.caches[S.ncaches++] = s;
+	}
+	return 0;
+}
+
+static int setup(void)
+{
+	char err[256];
+	mm_config_default(&S.mcfg);
+	S.mcfg.nr_cpus = (unsigned)S.cfg.cpus;
+	S.mm = mm_create(&S.mcfg, err, sizeof(err));
+	if (!S.mm) {
+		fprintf(stderr, "mmfuzz-stress: mm_create: %s\n", err);
+		return -1;
+	}
+#ifdef MM_TEST_HOOKS
+	S.hooks = true;
+#endif
+	if (create_caches())
+		return -1;
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = mm_zone(S.mm, (enum zone_type)z);
+		S.free0[z] = zone ? zone_free_pages(zone) : 0;
+	}
+	if (shadow_setup() || pressure_setup())
+		return -1;
+	mm_set_client_walker(S.mm, shadow_client_walk, NULL);
+	int nlive = STRESS_TSAN ? 128 : 256;
+	S.w = calloc((size_t)S.cfg.threads, sizeof(*S.w));
+	S.rings = calloc((size_t)S.cfg.threads, sizeof(*S.rings));
+	S.pools = calloc((size_t)S.cfg.cpus, sizeof(*S.pools));
+	if (!S.w || !S.rings || !S.pools)
+		return -1;
+	for (int i = 0; i < S.cfg.threads; i++) {
+		struct worker *w = &S.w[i];
+		w->id = i;
+		w->nlive = nlive;
+		w->live = calloc((size_t)nlive, sizeof(*w->live));
+		if (!w->live)
+			return -1;
+		w->rng = rng_seed_for(S.cfg.seed, (uint64_t)i);
+		w->hook_rng = rng_seed_for(S.cfg.seed, 100 + (uint64_t)i);
+		w->out = &S.rings[i];
+		w->in = &S.rings[(i + S.cfg.threads - 1) % S.cfg.threads];
+	}
+	return inject_setup();
+}
+
+/* ---------------------------------------------------------------- stop-the-world */
+
+static bool stw_check(void)
+{
+	struct mm_violation v;
+	bool ok = true;
+	/* No interrupt may run on the checker's vCPU mid-check (a deferred one would at its points). */
+	inject_irq_enable(false);
+	atomic_fetch_add(&S.stw_checks, 1);
+	if (!shadow_global_check())
+		ok = false;
+	else if (!mm_check(S.mm, 3, &v)) {
+		stress_fail(NULL, "stop-the-world mm_check(3): %s", v.msg);
+		ok = false;
+	} else if (mm_nr_reports(S.mm)) {
+		stress_fail(NULL, "the allocator reported: %s", mm_last_report(S.mm)->msg);
+		ok = false;
+	}
+	for (int i = 0; ok && S.cfg.check_level >= 3 && i < S.ncaches; i++) {
+		long errors = validate_slab_cache(S.caches[i]);
+		if (errors) {
+			stress_fail(NULL, "validate_slab_cache(%s): %ld errors", kmem_cache_name(S.caches[i]), errors);
+			ok = false;
+		}
+	}
+	mm_cpu_detach(S.mm);
+	inject_irq_enable(S.cfg.irq);
+	return ok;
+}
+
+/* ---------------------------------------------------------------- the end */
+
+static bool bits_clear(atomic_ulong *map, size_t nbits, const char *what)
+{
+	for (size_t i = 0; i < (nbits + 63) / 64; i++)
+		if (atomic_load(&map[i])) {
+			stress_fail(NULL, "conservation: %s bitmap word %zu is %#lx after every allocation was freed "
+				    "(the shadow lost track of a free)", what, i, atomic_load(&map[i]));
+			return false;
+		}
+	return true;
+}
+
+static const char *zname(int z)
+{
+	static const char *const n[MAX_NR_ZONES] = { "DMA", "DMA32", "Normal", "Movable" };
+	return n[z];
+}
+
+static bool conserve(void)
+{
+	struct mm_violation v;
+
+	for (int i = 0; i < S.cfg.threads; i++) {
+		struct ring *r = &S.rings[i];
+		unsigned t = atomic_load(&r->tail), h = atomic_load(&r->head);
+		for (; t != h; t++)
+			if (shadow_give(NULL, &r->slot[t % STRESS_RING]))
+				alloc_free_raw(&r->slot[t % STRESS_RING]);
+		atomic_store(&r->tail, h);
+	}
+	irq_pools_release();
+	pressure_release();
+	if (atomic_load(&S.failed))
+		return false;
+	if (!bits_clear(S.pfn_map, S.end_pfn - S.first_pfn, "pfn") ||
+	    !bits_clear(S.gran_map, S.arena_size / 8, "object"))
+		return false;
+	drain_all_pages(S.mm, NULL);
+	for (struct kmem_cache *s = kmem_cache_next(S.mm, NULL); s; s = kmem_cache_next(S.mm, s))
+		kmem_cache_shrink(s);
+	drain_all_pages(S.mm, NULL);
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = mm_zone(S.mm, (enum zone_type)z);
+		long now = zone ? zone_free_pages(zone) : 0;
+		if (now != S.free0[z]) {
+			stress_fail(NULL, "conservation: zone %s has %ld free pages after everything was freed, "
+				    "drained and shrunk; %ld at creation (%+ld)", zname(z), now, S.free0[z],
+				    now - S.free0[z]);
+			return false;
+		}
+	}
+	if (mm_vm_event(S.mm, PGALLOC) != mm_vm_event(S.mm, PGFREE)) {
+		stress_fail(NULL, "conservation: PGALLOC %lu != PGFREE %lu", mm_vm_event(S.mm, PGALLOC),
+			    mm_vm_event(S.mm, PGFREE));
+		return false;
+	}
+	if (!mm_check(S.mm, 3, &v)) {
+		stress_fail(NULL, "final mm_check(3): %s", v.msg);
+		return false;
+	}
+	for (int i = 0; i < S.ncaches; i++) {
+		struct kmem_cache_info info;
+		if (!kmem_cache_get_info(S.caches[i], &info) && info.nr_live > 0) {
+			stress_fail(NULL, "conservation: cache %s still counts %ld live objects", info.name,
+				    info.nr_live);
+			return false;
+		}
+	}
+	unsigned long reports = mm_nr_reports(S.mm);
+	for (int i = 0; i < S.ncaches; i++)
+		kmem_cache_destroy(S.caches[i]);
+	S.ncaches = 0;
+	if (mm_nr_reports(S.mm) != reports || reports) {
+		stress_fail(NULL, "the allocator reported: %s", mm_last_report(S.mm)->msg);
+		return false;
+	}
+	mm_cpu_detach(S.mm);
+	return true;
+}
+
+/* ---------------------------------------------------------------- threads */
+
+static int join_timed(pthread_t th, const char *what)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)S.cfg.hang_s + 1;
+	int rc = pthread_timedjoin_np(th, NULL, &ts);
+	if (rc)
+		stress_fail(NULL, "the %s thread did not finish within %.0f s", what, S.cfg.hang_s);
+	return rc;
+}
+
+static void finish(const struct stress_totals *t, const char *vacuous, bool ok)
+{
+	stress_report(stdout, t, vacuous, ok);
+	if (S.cfg.json && stress_write_json(S.cfg.json, t, vacuous, ok))
+		fprintf(stderr, "mmfuzz-stress: cannot write %s\n", S.cfg.json);
+	if (!ok) {
+		fflush(stdout);
+		stress_print_oplogs(stderr);
+		stress_print_rerun(stderr);
+	}
+	printf("%s\n", ok ? "SUCCESS" : "FAILURE");
+	fflush(stdout);
+	fflush(stderr);
+}
+
+static void selftest_plant(void);
+
+int main(int argc, char **argv)
+{
+	pthread_t onoff, control, pressure, signaller, watchdog;
+	bool have_onoff = false, have_control = false, have_pressure = false, have_signaller = false;
+	struct stress_totals t;
+	char vacuous[512] = "";
+
+	parse(argc, argv, &S.cfg);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (setup()) {
+		fprintf(stderr, "mmfuzz-stress: setup failed\n");
+		return 2;
+	}
+	if (!S.hooks && S.cfg.migrate) {
+		fprintf(stderr, "mmfuzz-stress: built without MM_TEST_HOOKS: no preemption points, "
+			"migration injection off\n");
+		S.cfg.migrate = false;
+	}
+	S.onoff_possible = S.cfg.cpus > 1;
+	if (S.cfg.onoff && !S.onoff_possible) {
+		fprintf(stderr, "mmfuzz-stress: one vCPU cannot go offline: onoff off\n");
+		S.cfg.onoff = false;
+	}
+	if (S.cfg.threads == 1 && S.cfg.remote) {
+		fprintf(stderr, "mmfuzz-stress: one thread has nobody to free remotely: remote off\n");
+		S.cfg.remote = false;
+	}
+	selftest_plant();
+	printf("mmfuzz-stress %s: threads %d cpus %d %s seed %#llx\n", stress_mode_name(S.cfg.mode), S.cfg.threads,
+	       S.cfg.cpus, S.cfg.ops ? "ops-bounded" : "time-bounded", (unsigned long long)S.cfg.seed);
+	stress_print_rerun(stdout);
+
+	int participants = S.cfg.threads + S.cfg.onoff + S.cfg.control + S.cfg.pressure;
+	gate_init(participants);
+	for (int i = 0; i < S.cfg.threads; i++)
+		if (pthread_create(&S.w[i].th, NULL, worker_main, &S.w[i]))
+			return 2;
+	if (S.cfg.onoff && !pthread_create(&onoff, NULL, onoff_main, NULL))
+		have_onoff = true;
+	if (S.cfg.control && !pthread_create(&control, NULL, control_main, NULL))
+		have_control = true;
+	if (S.cfg.pressure && !pthread_create(&pressure, NULL, pressure_main, NULL))
+		have_pressure = true;
+	if (S.cfg.irq && !pthread_create(&signaller, NULL, signaller_main, NULL))
+		have_signaller = true;
+	if (pthread_create(&watchdog, NULL, watchdog_main, NULL))
+		return 2;
+
+	gate_wait_started(participants);
+	S.t0 = stress_now();
+	gate_start_release();
+
+	/* The coordinator. */
+	double stw_every = S.cfg.check_level >= 3 ? 0.05 : STRESS_TSAN ? 0.4 : 0.2;
+	double stutter_every = STRESS_TSAN ? 0.7 : 0.45;
+	double next_stw = S.t0 + stw_every, next_stutter = S.t0 + stutter_every / 2, next_vac = S.t0;
+	while (!atomic_load(&S.failed)) {
+		double now = stress_now();
+		if (!S.cfg.ops && now - S.t0 >= S.cfg.time_s)
+			break;
+		int done = 0;
+		for (int i = 0; i < S.cfg.threads; i++)
+			done += atomic_load(&S.w[i].state) == WS_DONE;
+		if (done == S.cfg.threads)
+			break;
+		if (S.cfg.check_level >= 1 && now >= next_stw) {
+			gate_stop_the_world(stw_check, 0);
+			next_stw = stress_now() + stw_every;
+		} else if (S.cfg.stutter && now >= next_stutter) {
+			gate_stop_the_world(NULL, 5 + (unsigned)(S.cfg.seed % 16));
+			atomic_fetch_add(&S.stutters, 1);
+			next_stutter = stress_now() + stutter_every;
+		}
+		if (now >= next_vac) {
+			stress_totals(&t);
+			stress_vacuity(&t, vacuous, sizeof(vacuous), false);
+			atomic_store(&S.satisfied, vacuous[0] == 0);
+			next_vac = now + 0.05;
+		}
+		struct timespec ts = { 0, 2 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	atomic_store(&S.stop, 1);
+	for (int i = 0; i < S.cfg.threads; i++)
+		while (atomic_load(&S.w[i].state) != WS_DONE && !atomic_load(&S.failed)) {
+			struct timespec ts = { 0, 1000000L };
+			nanosleep(&ts, NULL);
+		}
+	S.elapsed = stress_now() - S.t0;
+	struct rusage ru;
+	if (!getrusage(RUSAGE_SELF, &ru))
+		S.cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+			  (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+	atomic_store(&S.aux_stop, 1);
+	bool stuck = false;
+	if (have_onoff)
+		stuck |= join_timed(onoff, "onoff") != 0;
+	if (have_control)
+		stuck |= join_timed(control, "control") != 0;
+	if (have_pressure)
+		stuck |= join_timed(pressure, "pressure") != 0;
+	if (have_signaller)
+		stuck |= join_timed(signaller, "signaller") != 0;
+	stuck |= join_timed(watchdog, "watchdog") != 0;
+	atomic_store(&S.aux_joined, 1);
+	for (int i = 0; i < S.cfg.threads; i++)
+		stuck |= join_timed(S.w[i].th, "worker") != 0;
+
+	stress_totals(&t);
+	stress_vacuity(&t, vacuous, sizeof(vacuous), true);
+	if (atomic_load(&S.failed) || stuck) {
+		finish(&t, vacuous, false);
+		_exit(1);                             /* the instance may be broken: no teardown */
+	}
+	inject_quiesce();
+	bool ok = conserve();
+	if (vacuous[0]) {
+		ok = false;
+		if (!S.failure[0])
+			snprintf(S.failure, sizeof(S.failure), "VACUOUS: %s", vacuous);
+	}
+	finish(&t, vacuous, ok);
+	if (!ok)
+		_exit(1);
+	mm_set_client_walker(S.mm, NULL, NULL);
+	pressure_teardown();
+	mm_destroy(S.mm);
+	shadow_teardown();
+	for (int i = 0; i < S.cfg.threads; i++)
+		free(S.w[i].live);
+	free(S.w);
+	free(S.rings);
+	free(S.pools);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- self-tests */
+
+/*
+ * --selftest: plant a fault and check the run catches it (ctest runs each,
+ * expecting FAILURE and the right words).  A stressor that cannot fail is
+ * worse than none (STYLE.md rule 16).
+ *   scribble  a worker overwrites a byte of a block it holds (as a second owner would)
+ *   double    a worker marks a block it holds a second time (a double allocation)
+ *   leak      a worker forgets to free one block at the end
+ *   hang      a worker sleeps past the watchdog's bound
+ *   vacuous   the signaller never fires
+ */
+static void selftest_plant(void)
+{
+	const char *k = S.cfg.selftest;
+	if (!k)
+		return;
+	if (!strcmp(k, "hang"))
+		S.cfg.hang_s = 1.0;
+	if (!strcmp(k, "vacuous"))
+		S.cfg.signal_us = 60 * 1000000;
+}
+
+/* Called by worker 0 (worker.c) at its 1000th op. */
+void stress_selftest_fire(struct worker *w)
+{
+	const char *k = S.cfg.selftest;
+	struct alloc *a = NULL;
+	for (int i = 0; i < w->nlive && !a; i++)
+		if (w->live[i].kind != AK_NONE)
+			a = &w->live[i];
+	if (!k || !a)
+		return;
+	if (!strcmp(k, "scribble")) {
+		((unsigned char *)a->p)[a->size - 1] ^= 0x40;
+	} else if (!strcmp(k, "double")) {
+		struct alloc copy = *a;
+		shadow_take(w, &copy, false, 1, MAX_NR_ZONES);
+	} else if (!strcmp(k, "hang")) {
+		double until = stress_now() + 3 * S.cfg.hang_s;   /* signals cut sleeps short */
+		while (stress_now() < until)
+			usleep(10000);
+	} else if (!strcmp(k, "leak")) {
+		shadow_give(w, a);               /* the shadow forgets it, the allocator never sees the free */
+		a->kind = AK_NONE;
+		w->nused--;
+	}
+}

@@ -105,7 +105,7 @@ static inline void buddy_give(struct zone *z, struct mm *mm, struct page *p, uns
 
 static void bench_buddy_pairs(struct bench_json *js)
 {
-	unsigned long loops = quick ? 20000 : 200000;
+	unsigned long loops = quick ? 500 : 200000;
 	struct mm *mm = make_cfg(aligned_zone);
 	struct zone *z = mm_zone(mm, ZONE_NORMAL);
 	struct bench_result r;
@@ -245,7 +245,7 @@ static void bench_checker(struct bench_json *js)
 			struct bench_result r;
 			struct check_arg a = { .mm = m, .level = level, .ok = true };
 			if (level == 1)
-				BENCH_MEASURE(&r, quick ? 1000 : 20000, { a.ok &= mm_check(m, 1, &a.v); });
+				BENCH_MEASURE(&r, quick ? 100 : 20000, { a.ok &= mm_check(m, 1, &a.v); });
 			else
 				time_calls(&r, quick ? 3 : level == 2 ? 300 : 100, NULL, do_check, &a);
 			if (!a.ok) {

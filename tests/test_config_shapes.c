@@ -287,56 +287,56 @@ int main(void)
 
 	/* Holes at a zone's first and last pfn, across pageblock and MAX_ORDER boundaries. */
 	base(&c, 8, 6);
-	c.zones[ZONE_NORMAL] = (struct mm_span){ 0, 2600 };
+	c.zones[ZONE_NORMAL] = (struct mm_span){ 0, 1300 };
 	c.nr_holes = 5;
 	c.holes[0] = (struct mm_span){ 0, 1 };
 	c.holes[1] = (struct mm_span){ 255, 257 };
-	c.holes[2] = (struct mm_span){ 700, 1000 };
-	c.holes[3] = (struct mm_span){ 1536, 1537 };
-	c.holes[4] = (struct mm_span){ 2590, 2600 };
+	c.holes[2] = (struct mm_span){ 700, 800 };
+	c.holes[3] = (struct mm_span){ 1024, 1025 };
+	c.holes[4] = (struct mm_span){ 1290, 1300 };
 	run_machine("holes", &c, 1);
 
 	/* Every zone boundary unaligned, first pfn odd. */
 	base(&c, 7, 5);
-	c.zones[ZONE_DMA] = (struct mm_span){ 3, 500 };
-	c.zones[ZONE_DMA32] = (struct mm_span){ 500, 1025 };
-	c.zones[ZONE_NORMAL] = (struct mm_span){ 1025, 1700 };
-	c.zones[ZONE_MOVABLE] = (struct mm_span){ 1700, 2333 };
+	c.zones[ZONE_DMA] = (struct mm_span){ 3, 300 };
+	c.zones[ZONE_DMA32] = (struct mm_span){ 300, 513 };
+	c.zones[ZONE_NORMAL] = (struct mm_span){ 513, 900 };
+	c.zones[ZONE_MOVABLE] = (struct mm_span){ 900, 1277 };
 	c.nr_holes = 1;
-	c.holes[0] = (struct mm_span){ 1100, 1101 };
+	c.holes[0] = (struct mm_span){ 600, 601 };
 	run_machine("unaligned", &c, 1);
 
 	/* Tiny zones: three pages, one page, two pages. */
 	base(&c, 6, 3);
 	c.zones[ZONE_DMA] = (struct mm_span){ 5, 8 };
 	c.zones[ZONE_DMA32] = (struct mm_span){ 8, 9 };
-	c.zones[ZONE_NORMAL] = (struct mm_span){ 9, 1500 };
-	c.zones[ZONE_MOVABLE] = (struct mm_span){ 1500, 1502 };
+	c.zones[ZONE_NORMAL] = (struct mm_span){ 9, 800 };
+	c.zones[ZONE_MOVABLE] = (struct mm_span){ 800, 802 };
 	run_machine("tiny zones", &c, 1);
 
 	/* A large, odd first pfn; DMA missing; a hole at the very first pfn. */
 	base(&c, 9, 9);
 	unsigned long b = (1UL << 20) + 3;
-	c.zones[ZONE_DMA32] = (struct mm_span){ b, b + 900 };
-	c.zones[ZONE_NORMAL] = (struct mm_span){ b + 900, b + 2000 };
-	c.zones[ZONE_MOVABLE] = (struct mm_span){ b + 2000, b + 2600 };
+	c.zones[ZONE_DMA32] = (struct mm_span){ b, b + 500 };
+	c.zones[ZONE_NORMAL] = (struct mm_span){ b + 500, b + 1000 };
+	c.zones[ZONE_MOVABLE] = (struct mm_span){ b + 1000, b + 1300 };
 	c.nr_holes = 2;
 	c.holes[0] = (struct mm_span){ b, b + 2 };
-	c.holes[1] = (struct mm_span){ b + 1021, b + 1030 };
+	c.holes[1] = (struct mm_span){ b + 505, b + 530 };   /* across the (1 << 20) + 512 boundary */
 	run_machine("far first pfn", &c, 1);
 
 	/* Zones missing: only Movable (GFP_KERNEL has nowhere to go). */
 	base(&c, 10, 9);
-	c.zones[ZONE_MOVABLE] = (struct mm_span){ 100, 2100 };
+	c.zones[ZONE_MOVABLE] = (struct mm_span){ 100, 1100 };
 	run_machine("only movable", &c, 1);
 
 	/* DMA32 missing between DMA and Normal; a zone whose span is one hole. */
 	base(&c, 5, 4);
-	c.zones[ZONE_DMA] = (struct mm_span){ 1, 700 };
-	c.zones[ZONE_NORMAL] = (struct mm_span){ 700, 1800 };
-	c.zones[ZONE_MOVABLE] = (struct mm_span){ 1800, 1900 };
+	c.zones[ZONE_DMA] = (struct mm_span){ 1, 400 };
+	c.zones[ZONE_NORMAL] = (struct mm_span){ 400, 1000 };
+	c.zones[ZONE_MOVABLE] = (struct mm_span){ 1000, 1100 };
 	c.nr_holes = 1;
-	c.holes[0] = (struct mm_span){ 1800, 1900 };
+	c.holes[0] = (struct mm_span){ 1000, 1100 };
 	run_machine("missing and empty zones", &c, 1);
 
 	/* max_order 0: no merging at all. */

@@ -774,6 +774,7 @@ static void validate_slab(struct kmem_cache *s, struct page *slab, unsigned char
 		return;
 	objects = slab_objects(slab);
 	memset(map, 0, objects);
+	/* on_freelist() just made the list valid and acyclic */
 	for (p = slab_freelist(slab); p; p = get_freepointer(s, p))
 		map[obj_to_index(s, addr, p)] = 1;
 	for_each_object(p, s, addr, objects) {
@@ -837,13 +838,16 @@ void list_slab_objects(struct kmem_cache *s, struct page *slab)
 {
 	char *addr = slab_address(s->mm, slab);
 	unsigned int objects = slab_objects(slab), inuse = slab_inuse(slab);
-	unsigned char map[MAX_OBJS_PER_PAGE + 1];
+	unsigned char *map = calloc(objects + 1, 1);
+	unsigned int nr = 0;
 	void *p;
 
 	slab_err(s, slab, "Objects remaining in %s on kmem_cache_close(): %u of %u objects", s->name, inuse,
 		 objects);
-	memset(map, 0, objects);
-	for (p = slab_freelist(slab); p; p = get_freepointer(s, p))
+	if (!map)
+		return;
+	for (p = slab_freelist(slab); p && nr++ < objects && check_valid_pointer(s, s->mm, slab, p);
+	     p = get_freepointer(s, p))
 		map[obj_to_index(s, addr, p)] = 1;
 	for_each_object(p, s, addr, objects) {
 		if (!map[obj_to_index(s, addr, p)]) {
@@ -851,4 +855,5 @@ void list_slab_objects(struct kmem_cache *s, struct page *slab)
 			print_tracking(s, p);
 		}
 	}
+	free(map);
 }

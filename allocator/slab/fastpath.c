@@ -208,10 +208,13 @@ static bool slab_free_freelist_hook(struct kmem_cache *s, struct page *slab, voi
 {
 	void *object, *next = *head, *old_tail = *tail ? *tail : *head;
 	bool init = slab_want_init_on_free(s);
+	int n = *cnt, seen = 0;
 
 	*head = NULL;
 	*tail = NULL;
 	do {
+		if (unlikely(++seen > n))
+			mm_hang(s->mm, "slab_free_freelist_hook: detached freelist longer than its count", (unsigned long)seen);
 		object = next;
 		next = get_freepointer(s, object);
 		if (slab_free_hook(s, slab, object, init)) {

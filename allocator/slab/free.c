@@ -46,7 +46,7 @@ void __unfreeze_partials(struct kmem_cache *s, struct page *partial_slab)
 {
 	struct kmem_cache_node *n = get_node(s, 0);
 	struct page *slab, *slab_to_discard = NULL;
-	unsigned long flags = 0;
+	unsigned long flags = 0, nr = 0, max = (unsigned long)atomic_load(&n->nr_slabs) + 1;
 	bool locked = false;
 
 	while (partial_slab) {
@@ -54,6 +54,8 @@ void __unfreeze_partials(struct kmem_cache *s, struct page *partial_slab)
 		unsigned long counters;
 		void *freelist;
 
+		if (unlikely(++nr > max))
+			mm_hang(s->mm, "__unfreeze_partials: cpu partial list longer than the cache (a cycle)", nr);
 		slab = partial_slab;
 		partial_slab = slab->next;
 		if (!locked) {

@@ -329,6 +329,9 @@ void deactivate_slab(struct kmem_cache *s, struct page *slab, void *freelist)
 	/* Stage one: count the cpu freelist, remember its tail. */
 	freelist_iter = freelist;
 	while (freelist_iter) {
+		if (unlikely(free_delta > (int)slab_objects(slab)))
+			mm_hang(s->mm, "deactivate_slab: cpu freelist longer than the slab (a cycle)",
+				(unsigned long)free_delta);
 		nextfree = get_freepointer(s, freelist_iter);
 		/* freelist_corrupted(): a broken chain is cut where it breaks */
 		if (kmem_cache_debug_flags(s, SLAB_CONSISTENCY_CHECKS) &&

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_slub_debug.c - slub_debug: the option string, corruption found by
+ * validate_slab_cache() and by the free path with the kernel's words and
+ * report counts (each BUG line and each FIX line counts one, as
+ * slub_kunit's slab_errors), repair so a second validation is clean, bad
+ * frees refused with the allocator intact, the naive double-free check of
+ * hardened freelists, and the leak report of kmem_cache_destroy().
+ *
+ * Corruption is done through helpers ASan does not instrument: the test
+ * plays a buggy client whose writes the ASan build would otherwise stop
+ * at the faulting access (that is test_slub_kasan.c's business).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "mm/mm.h"
+#include "mm/slab.h"
+#include "test.h"
+
+/* Under ASan, KASAN catches bad frees first and stops the program (test_slub_kasan.c). */
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN_BUILD 1
+#endif
+#endif
+#ifndef ASAN_BUILD
+#define ASAN_BUILD 0
+#endif
+
+static struct mm *new_mm(const char *options)
+{
+	struct mm_config c;
+	char err[256];
+	struct mm *mm;
+
+	mm_config_default(&c);
+	c.quiet = true;
+	mm = mm_create(&c, err, sizeof(err));
+	if (!mm || (options && mm_slub_configure(mm, options, err, sizeof(err)))) {
+		fprintf(stderr, "mm: %s\n", err);
+		exit(1);
+	}
+	return mm;
+}
+
+__attribute__((no_sanitize("address"), noinline)) static void poke8(void *p, unsigned char v)
+{
+	*(volatile unsigned char *)p = v;
+}
+__attribute__((no_sanitize("address"), noinline)) static unsigned char peek8(const void *p)
+{
+	return *(const volatile unsigned char *)p;
+}
+__attribute__((no_sanitize("address"), noinline)) static uintptr_t peekw(const void *p)
+{
+	return *(const volatile uintptr_t *)p;
+}
+__attribute__((no_sanitize("address"), noinline)) static void pokew(void *p, uintptr_t v)
+{
+	*(volatile uintptr_t *)p = v;
+}
+
+static bool last_says(struct mm *mm, const char *what)
+{
+	const struct mm_report *r = mm_last_report(mm);
+	return strstr(r->msg, what) != NULL;
+}
+
+/* The report before the last one is not kept; collect reasons by reporting into a log instead. */
+static void test_option_string(void)
+{
+	struct mm *mm = new_mm("slub_debug=FZP,kmalloc-64;U,kmalloc-1*");
+	struct kmem_cache_info i;
+
+	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 64), &i));
+	CHECK((i.flags & (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON)) ==
+	      (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON));
+	CHECK(!(i.flags & SLAB_STORE_USER));
+	CHECK(i.red_left_pad == 64);          /* kmalloc-64 is 64-byte aligned: so is its red zone */
+	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 128), &i));
+	CHECK((i.flags & SLAB_DEBUG_FLAGS) == SLAB_STORE_USER);
+	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 1024), &i));
+	CHECK((i.flags & SLAB_DEBUG_FLAGS) == SLAB_STORE_USER);
+	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 32), &i));
+	CHECK((i.flags & SLAB_DEBUG_FLAGS) == 0);
+
+	/* a new cache picks up a global block */
+	char err[128];
+	CHECK(mm_slub_configure(mm, "slub_debug=P", err, sizeof(err)) == 0);
+	struct kmem_cache *s = kmem_cache_create(mm, "anything", 40, 0, 0, NULL);
+	CHECK(s && !kmem_cache_get_info(s, &i) && (i.flags & SLAB_DEBUG_FLAGS) == SLAB_POISON);
+	kmem_cache_destroy(s);
+	/* a bare slub_debug means FZPU */
+	CHECK(mm_slub_configure(mm, "slub_debug", err, sizeof(err)) == 0);
+	s = kmem_cache_create(mm, "everything", 40, 0, 0, NULL);
+	CHECK(s && !kmem_cache_get_info(s, &i) &&
+	      (i.flags & SLAB_DEBUG_FLAGS) == (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER));
+	/* debug caches work, leave the fast path, and validate clean */
+	void *o[200];
+	for (int k = 0; k < 200; k++) {
+		o[k] = kmem_cache_alloc(s, GFP_KERNEL);
+		REQUIRE(o[k]);
+		memset(o[k], k, 40);
+	}
+	for (int k = 0; k < 200; k += 2)
+		kmem_cache_free(s, o[k]);
+	unsigned long st[NR_SLUB_STAT_ITEMS];
+	if (kmem_cache_get_stats(s, st))
+		CHECK(st[ALLOC_FASTPATH] == 0 && st[FREE_FASTPATH] == 0);
+	CHECK(validate_slab_cache(s) == 0);
+	CHECK_MM(mm, 3);
+	for (int k = 1; k < 200; k += 2)
+		kmem_cache_free(s, o[k]);
+	CHECK_MM(mm, 3);
+	kmem_cache_destroy(s);
+
+	/* unknown options are refused with a message */
+	CHECK(mm_slub_configure(mm, "slub_debug=Q", err, sizeof(err)) != 0);
+	CHECK(mm_slub_configure(mm, "no_such_option=1", err, sizeof(err)) != 0);
+	CHECK(strstr(err, "no_such_option") != NULL);
+	/* layout options on caches that hold slabs: -EBUSY, those caches keep theirs */
+	void *k = kmalloc(mm, 64, GFP_KERNEL);
+	CHECK(mm_slub_configure(mm, "slub_debug=-", err, sizeof(err)) == -16);
+	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 64), &i) && (i.flags & SLAB_RED_ZONE));
+	kfree(mm, k);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+/* slub_kunit's clobber tests: a byte in a red zone or in poison, found and repaired. */
+static void test_clobber(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s;
+	unsigned long r;
+	unsigned char *p;
+
+	/* right red zone of an allocated object */
+	s = kmem_cache_create(mm, "TestSlub_RZ_alloc", 64, 0, SLAB_RED_ZONE, NULL);
+	p = kmem_cache_alloc(s, GFP_KERNEL);
+	poke8(p + 64, 0x12);
+	r = mm_nr_reports(mm);
+	CHECK(validate_slab_cache(s) == 2);
+	CHECK(mm_nr_reports(mm) == r + 2);
+	CHECK(validate_slab_cache(s) == 0);           /* repaired */
+	kmem_cache_free(s, p);
+	CHECK_MM(mm, 3);
+	kmem_cache_destroy(s);
+
+	/* left red zone */
+	s = kmem_cache_create(mm, "TestSlub_RZ_left", 64, 0, SLAB_RED_ZONE, NULL);
+	p = kmem_cache_alloc(s, GFP_KERNEL);
+	poke8(p - 1, 0x34);
+	CHECK(validate_slab_cache(s) == 2);
+	kmem_cache_free(s, p);
+	CHECK_MM(mm, 3);
+	kmem_cache_destroy(s);
+
+	/* the red zone of a free object */
+	s = kmem_cache_create(mm, "TestSlub_RZ_free", 64, 0, SLAB_RED_ZONE, NULL);
+	p = kmem_cache_alloc(s, GFP_KERNEL);
+	kmem_cache_free(s, p);
+	poke8(p + 64, 0xab);
+	CHECK(validate_slab_cache(s) == 2);
+	CHECK(validate_slab_cache(s) == 0);
+	CHECK_MM(mm, 3);
+	kmem_cache_destroy(s);
+
+	/* poison: the first word and the 50th byte of a free object */
+	s = kmem_cache_create(mm, "TestSlub_1th_word_free", 64, 0, SLAB_POISON, NULL);
+	p = kmem_cache_alloc(s, GFP_KERNEL);
+	kmem_cache_free(s, p);
+	poke8(p, 0x78);
+	CHECK(validate_slab_cache(s) == 2);
+	CHECK(last_says(mm, "FIX TestSlub_1th_word_free"));
+	CHECK(validate_slab_cache(s) == 0);
+	CHECK_MM(mm, 3);
+	kmem_cache_destroy(s);
+	s = kmem_cache_create(mm, "TestSlub_50th_word_free", 64, 0, SLAB_POISON, NULL);
+	p = kmem_cache_alloc(s, GFP_KERNEL);
+	kmem_cache_free(s, p);
+	poke8(p + 50, 0x9a);
+	r = mm_nr_reports(mm);
+	CHECK(validate_slab_cache(s) == 2);
+	CHECK(validate_slab_cache(s) == 0);
+	CHECK_MM(mm, 3);
+	kmem_cache_destroy(s);
+
+	/* the next pointer of a free object: freechain corrupt, count wrong, fixed; then the count again */
+	s = kmem_cache_create(mm, "TestSlub_next_ptr_free", 64, 0, SLAB_POISON, NULL);
+	struct kmem_cache_info info;
+	kmem_cache_get_info(s, &info);
+	p = kmem_cache_alloc(s, GFP_KERNEL);
+	kmem_cache_free(s, p);
+	uintptr_t tmp = peekw(p + info.offset);
+	poke8(p + info.offset, (unsigned char)~peek8(p + info.offset));
+	CHECK(validate_slab_cache(s) == 3);
+	pokew(p + info.offset, tmp);
+	CHECK(validate_slab_cache(s) == 2);
+	CHECK(validate_slab_cache(s) == 0);
+	CHECK_MM(mm, 3);
+	kmem_cache_destroy(s);
+
+	/* the kmalloc red zone: bytes past the request of a kmalloc from a tracked cache */
+	s = kmem_cache_create(mm, "TestSlub_RZ_kmalloc", 32, 0, SLAB_KMALLOC | SLAB_STORE_USER | SLAB_RED_ZONE, NULL);
+	p = kmalloc_trace(s, GFP_KERNEL, 18);
+	REQUIRE(p);
+	poke8(p + 18, 0xab);
+	poke8(p + 19, 0xab);
+	CHECK(validate_slab_cache(s) == 2);
+	CHECK(strstr(mm_last_report(mm)->msg, "Restoring kmalloc Redzone") != NULL);
+	kmem_cache_free(s, p);
+	CHECK_MM(mm, 3);
+	kmem_cache_destroy(s);
+	mm_destroy(mm);
+}
+
+/* krealloc moves the kmalloc red zone with the size (slub_kunit test_krealloc_redzone_zeroing). */
+static void test_krealloc_redzone(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_krealloc", 64, 0,
+						 SLAB_KMALLOC | SLAB_STORE_USER | SLAB_RED_ZONE, NULL);
+	unsigned char *p = kmalloc_trace(s, GFP_KERNEL, 48);
+	bool ok = true;
+
+	REQUIRE(p);
+	memset(p, 0xff, 48);
+	p = krealloc(mm, p, 40, GFP_KERNEL | __GFP_ZERO);     /* shrink */
+	for (int i = 40; i < 64; i++)
+		ok &= peek8(p + i) == 0xcc;
+	CHECK(ok);
+	p = krealloc(mm, p, 56, GFP_KERNEL | __GFP_ZERO);     /* grow within the object */
+	ok = true;
+	for (int i = 40; i < 56; i++)
+		ok &= p[i] == 0;
+	for (int i = 56; i < 64; i++)
+		ok &= peek8(p + i) == 0xcc;
+	CHECK(ok);
+	CHECK(validate_slab_cache(s) == 0);
+	memset(p, 0xff, 56);
+	p = krealloc(mm, p, 112, GFP_KERNEL | __GFP_ZERO);    /* grow into a kmalloc-128 object */
+	ok = true;
+	for (int i = 0; i < 56; i++)
+		ok &= p[i] == 0xff;
+	for (int i = 56; i < 112; i++)
+		ok &= p[i] == 0;
+	CHECK(ok);
+	kfree(mm, p);
+	CHECK_MM(mm, 3);
+	kmem_cache_destroy(s);
+	mm_destroy(mm);
+}
+
+/* Bad frees into a debug cache: reported, refused, nothing changed. */
+static void test_bad_frees(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_bad", 64, 0, SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE, NULL);
+	struct kmem_cache *t = kmem_cache_create(mm, "TestSlub_other", 64, 0, SLAB_CONSISTENCY_CHECKS, NULL);
+	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL), *q = kmem_cache_alloc(s, GFP_KERNEL);
+	unsigned long r;
+	int local;
+
+	REQUIRE(p && q);
+	kmem_cache_free(s, p);
+	if (!ASAN_BUILD) {
+		/* double free */
+		r = mm_nr_reports(mm);
+		kmem_cache_free(s, p);
+		CHECK(mm_nr_reports(mm) == r + 2);
+		CHECK(last_says(mm, "not freed"));
+		CHECK_MM(mm, 3);
+		/* interior pointer */
+		r = mm_nr_reports(mm);
+		kmem_cache_free(s, q + 8);
+		CHECK(mm_nr_reports(mm) == r + 2);
+		CHECK_MM(mm, 3);
+	}
+	/* not in memory at all */
+	r = mm_nr_reports(mm);
+	kmem_cache_free(s, &local);
+	CHECK(mm_nr_reports(mm) == r + 1);
+	CHECK(last_says(mm, "not a Slab page"));
+	CHECK_MM(mm, 3);
+	/* the wrong cache: reported, freed to its own */
+	r = mm_nr_reports(mm);
+	kmem_cache_free(t, q);
+	CHECK(mm_nr_reports(mm) == r + 1);
+	CHECK(last_says(mm, "Wrong slab cache"));
+	CHECK_MM(mm, 3);
+	CHECK(validate_slab_cache(s) == 0);
+	struct kmem_cache_info i;
+	kmem_cache_get_info(s, &i);
+	if (i.nr_live >= 0)
+		CHECK(i.nr_live == 0);
+	kmem_cache_destroy(s);
+	kmem_cache_destroy(t);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+/* Hardened freelists without slub_debug: the naive double-free check. */
+static void test_naive_double_free(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_naive", 64, 0, 0, NULL);
+	void *p = kmem_cache_alloc(s, GFP_KERNEL), *q = kmem_cache_alloc(s, GFP_KERNEL);
+	unsigned long r;
+
+	kmem_cache_free(s, p);                 /* fast path: p is the cpu freelist head */
+	if (!ASAN_BUILD) {
+		r = mm_nr_reports(mm);
+		kmem_cache_free(s, p);
+		CHECK(mm_nr_reports(mm) == r + 1);
+		CHECK(last_says(mm, "double free or corruption"));
+		CHECK_MM(mm, 3);
+	}
+	/* the freelist is intact: two allocations give two different objects */
+	void *a = kmem_cache_alloc(s, GFP_KERNEL), *b = kmem_cache_alloc(s, GFP_KERNEL);
+	CHECK(a && b && a != b);
+	kmem_cache_free(s, a);
+	kmem_cache_free(s, b);
+	kmem_cache_free(s, q);
+	CHECK_MM(mm, 3);
+	kmem_cache_destroy(s);
+	mm_destroy(mm);
+}
+
+/* kmem_cache_destroy with objects left: the kernel's two reports, nothing freed that is still held. */
+static void test_leak_destroy(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_leak_destroy", 64, 0, 0, NULL);
+	unsigned long r = mm_nr_reports(mm);
+	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
+	void *more[3];
+
+	REQUIRE(p);
+	memset(p, 0x5c, 64);
+	kmem_cache_destroy(s);
+	CHECK(mm_nr_reports(mm) == r + 2);
+	CHECK(last_says(mm, "Slab cache still has objects (1 objects in 1 slabs)"));
+	CHECK_MM(mm, 3);
+	/* the object is still valid and the cache still listed */
+	bool ok = true;
+	for (int i = 0; i < 64; i++)
+		ok &= p[i] == 0x5c;
+	CHECK(ok);
+	bool listed = false;
+	for (struct kmem_cache *c = kmem_cache_next(mm, NULL); c; c = kmem_cache_next(mm, c))
+		listed |= c == s;
+	CHECK(listed);
+	kmem_cache_free(s, p);
+	CHECK_MM(mm, 3);
+
+	/* a full slab left over: reported through the final count */
+	struct kmem_cache *t = kmem_cache_create(mm, "TestSlub_leak_full", 2048, 0, 0, NULL);
+	struct kmem_cache_info i;
+	kmem_cache_get_info(t, &i);
+	void *all[64];
+	for (unsigned k = 0; k < i.objects_per_slab; k++)
+		all[k] = kmem_cache_alloc(t, GFP_KERNEL);
+	more[0] = all[0];
+	(void)more;
+	r = mm_nr_reports(mm);
+	kmem_cache_destroy(t);
+	CHECK(mm_nr_reports(mm) >= r + 1);
+	CHECK(strstr(mm_last_report(mm)->msg, "TestSlub_leak_full") != NULL);
+	CHECK_MM(mm, 3);
+	/* mm_reset releases caches kept for their leaks */
+	CHECK(mm_reset(mm) == 0);
+	CHECK_MM(mm, 3);
+	for (struct kmem_cache *c = kmem_cache_next(mm, NULL); c; c = kmem_cache_next(mm, c))
+		CHECK(strncmp(kmem_cache_name(c), "TestSlub_leak", 13) != 0);
+	mm_destroy(mm);
+}
+
+static void test_store_user_and_trace(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_user", 100, 0, SLAB_STORE_USER | SLAB_CONSISTENCY_CHECKS, NULL);
+	void *o[100];
+
+	for (int k = 0; k < 100; k++)
+		REQUIRE((o[k] = kmem_cache_alloc(s, GFP_KERNEL)));
+	for (int k = 0; k < 100; k++)
+		kmem_cache_free(s, o[k]);
+	CHECK(validate_slab_cache(s) == 0);
+	CHECK_MM(mm, 3);
+	kmem_cache_destroy(s);
+	mm_destroy(mm);
+}
+
+int main(void)
+{
+	test_option_string();
+	test_clobber();
+	test_krealloc_redzone();
+	test_bad_frees();
+	test_naive_double_free();
+	test_leak_destroy();
+	test_store_user_and_trace();
+	TEST_DONE();
+}

@@ -444,8 +444,9 @@ static void op_bad_gfp(struct mf_ctx *c, struct mf_op *op)
 /* ------------------------------------------------------------ the table */
 
 static const struct mf_opdesc buddy_setup = {
-	"setup", "the machine: a named config (targets/common/configs.c) and the number of CPUs", NULL, NULL,
-	{ MF_A_ENUM("config", mf_config_names), MF_A_INT("cpus", 1, 4) },
+	"setup", "the machine: a named config (targets/common/configs.c), the number of CPUs, and whether "
+	"free_pcppages_bulk prefetches buddies (config.pcp_prefetch_buddy)", NULL, NULL,
+	{ MF_A_ENUM("config", mf_config_names), MF_A_INT("cpus", 1, 4), MF_A_BOOL("prefetch") },
 };
 
 static const struct mf_opdesc buddy_ops[] = {
@@ -492,6 +493,7 @@ static bool buddy_begin(struct mf_ctx *c, const struct mf_op *setup)
 	struct mm_config cfg;
 
 	mf_config_named(&cfg, (enum mf_config_kind)setup->a[0], (unsigned int)setup->a[1]);
+	cfg.pcp_prefetch_buddy = setup->a[2] != 0;
 	mf_cgen_config(c, &cfg);
 	if (!mf_instance(c, &cfg))
 		mf_fail(c, "C1", "mm_create failed for the named config %s", mf_config_names[setup->a[0]]);

@@ -15,22 +15,6 @@
 #include "mm/mm.h"
 #include "test.h"
 
-/* A known bug in a file this test's author may not edit: reported, guarded.
- * MM_TEST_STRICT=1 turns it into a failure. */
-#define KNOWN_BUG(cond, ...)                                                                  \
-	do {                                                                                  \
-		if (getenv("MM_TEST_STRICT")) {                                               \
-			CHECK_MSG(cond, __VA_ARGS__);                                         \
-		} else if (!(cond)) {                                                         \
-			fprintf(stderr, "%s:%d: KNOWN BUG (guarded, MM_TEST_STRICT=1 fails): ", \
-				__FILE__, __LINE__);                                          \
-			fprintf(stderr, __VA_ARGS__);                                         \
-			fputc('\n', stderr);                                                  \
-		} else {                                                                      \
-			fprintf(stderr, "%s:%d: known bug no longer reproduces: remove the guard\n", \
-				__FILE__, __LINE__);                                          \
-		}                                                                             \
-	} while (0)
 
 static void base(struct mm_config *c)
 {
@@ -178,11 +162,6 @@ int main(void)
 		if (!mm) {
 			refused++;
 			CHECK_MSG(e[0] != '\0', "config %d refused without a message", i);
-			if (strstr(e, "kmem_cache_create") && mm_config_validate(&c, NULL, 0) == 0) {
-				/* SLUB's setup refuses max_order 0, which the config validation accepts. */
-				KNOWN_BUG(0, "config %d (max_order %u): valid, but mm_create: %s", i, c.max_order, e);
-				continue;
-			}
 			CHECK_MSG(mm_config_validate(&c, NULL, 0) != 0, "config %d: mm_create said \"%s\", "
 				  "mm_config_validate accepts it", i, e);
 			continue;

@@ -28,23 +28,6 @@
 
 #define MEMALLOC (__GFP_MEMALLOC | __GFP_NORETRY)
 
-/* A known bug in a file this test's author may not edit: reported, guarded.
- * MM_TEST_STRICT=1 turns it into a failure. */
-#define KNOWN_BUG(cond, ...)                                                                  \
-	do {                                                                                  \
-		if (getenv("MM_TEST_STRICT")) {                                               \
-			CHECK_MSG(cond, __VA_ARGS__);                                         \
-		} else if (!(cond)) {                                                         \
-			fprintf(stderr, "%s:%d: KNOWN BUG (guarded, MM_TEST_STRICT=1 fails): ", \
-				__FILE__, __LINE__);                                          \
-			fprintf(stderr, __VA_ARGS__);                                         \
-			fputc('\n', stderr);                                                  \
-		} else {                                                                      \
-			fprintf(stderr, "%s:%d: known bug no longer reproduces: remove the guard\n", \
-				__FILE__, __LINE__);                                          \
-		}                                                                             \
-	} while (0)
-
 static uint64_t rng_state = 0x2006;
 static uint64_t rnd(void)
 {
@@ -186,11 +169,6 @@ static void run_machine(const char *name, const struct mm_config *cfg, int check
 	c.quiet = true;
 	struct mm *mm = mm_create(&c, err, sizeof(err));
 	CHECK(mm_config_validate(&c, NULL, 0) == 0);
-	if (!mm && strstr(err, "kmem_cache_create")) {
-		/* SLUB's setup cannot make kmalloc-8k when max_order is 0. */
-		KNOWN_BUG(mm != NULL, "%s: a valid config, but mm_create: %s", name, err);
-		return;
-	}
 	CHECK_MSG(mm != NULL, "%s: mm_create: %s", name, err);
 	if (!mm)
 		return;

@@ -475,8 +475,16 @@ static inline size_t slab_size(const struct page *slab)
 	return MM_PAGE_SIZE << slab_order(slab);
 }
 
-/* The head page of the memory @x is in: NULL outside the instance's memory or in a hole. */
-static inline struct page *slub_virt_to_head(const struct mm *mm, const void *x)
+/*
+ * The head page of the memory @x is in: NULL outside the instance's memory
+ * or in a hole.  compound_head() reads the word at offset 8 of the page
+ * racily, as the kernel does: on a tail page it is the head pointer | 1,
+ * on a head page it is the first word of slab_list / next, which other
+ * vCPUs rewrite under list_lock or the local lock - an aligned pointer, so
+ * bit 0 reads as "head" whatever the value.  TSan cannot know about that
+ * bit, hence __data_racy.
+ */
+static inline __data_racy struct page *slub_virt_to_head(const struct mm *mm, const void *x)
 {
 	uintptr_t a = (uintptr_t)x, base = (uintptr_t)mm->arena;
 	if (unlikely(a < base || a >= base + mm->arena_len))

@@ -48,6 +48,20 @@ static struct kmem_cache_order_objects oo_make(unsigned int order, unsigned int 
 	return x;
 }
 
+#ifdef MM_ASAN
+/* optimal_redzone() of mm/kasan/generic.c (Linux 6.6). */
+static unsigned int kasan_optimal_redzone(unsigned int object_size)
+{
+	return object_size <= 64 - 16 ? 16 :
+	       object_size <= 128 - 32 ? 32 :
+	       object_size <= 512 - 64 ? 64 :
+	       object_size <= 4096 - 128 ? 128 :
+	       object_size <= (1 << 14) - 256 ? 256 :
+	       object_size <= (1 << 15) - 512 ? 512 :
+	       object_size <= (1 << 16) - 1024 ? 1024 : 2048;
+}
+#endif
+
 /*
  * calc_slab_order(): the smallest order from @min_order up to @max_order
  * whose slab wastes at most 1/@fract_leftover, at least @min_objects
@@ -175,6 +189,15 @@ int calculate_sizes(struct kmem_cache *s)
 			size += sizeof(unsigned int);   /* the request size */
 	}
 
+#ifdef MM_ASAN
+	/* kasan_cache_create(): generic KASAN's redzone after every object, so an
+	 * overflow of an object that fills its slot still lands on poison. */
+	{
+		unsigned int rz = kasan_optimal_redzone(s->object_size);
+		if (size < s->object_size + rz)
+			size = s->object_size + rz;
+	}
+#endif
 	if (flags & SLAB_RED_ZONE) {
 		/* A word of padding catches writes before the next object's start
 		 * in the metadata rather than in tracking data or the free pointer. */
@@ -205,6 +228,7 @@ int calculate_sizes(struct kmem_cache *s)
 	s->min = oo_make(get_order_size(size), size);
 	return oo_objects(s->oo) ? 0 : -1;
 }
+
 
 /* set_min_partial(): ilog2(size) / 2, within MIN_PARTIAL..MAX_PARTIAL. */
 static void set_min_partial(struct kmem_cache *s)

@@ -114,6 +114,9 @@ static void free_large_kmalloc(struct mm *mm, struct page *head, const void *obj
 	unsigned int order = PageHead(head) ? head[1].compound_order : 0;
 
 	if (unlikely(object != page_address(mm, head))) {
+#ifdef MM_ASAN
+		kasan_report_invalid_free(object, "invalid-free", "kfree", "(large kmalloc)");
+#endif
 		slub_report_bad_free(mm, NULL, object, "not the start of a large kmalloc (interior pointer)");
 		return;
 	}

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_slub_kasan.c - ASan as KASAN: a client's bug on a kmalloc object, a
+ * kmem_cache object or a large kmalloc faults at the access with ASan's
+ * report (KASAN's first line for bad frees).  Each scenario runs in a child
+ * process; the parent checks that the child died with the expected report
+ * - and that the correct use next to it (the last valid byte, a reuse after
+ * the quarantine) does not.  Only meaningful in ASan builds: elsewhere the
+ * test says so and passes.
+ */
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mm/mm.h"
+#include "mm/slab.h"
+#include "test.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN_BUILD 1
+#endif
+#endif
+
+#ifdef ASAN_BUILD
+static struct mm *new_mm(const char *options)
+{
+	struct mm_config c;
+	char err[256];
+	struct mm *mm;
+
+	mm_config_default(&c);
+	c.quiet = true;
+	mm = mm_create(&c, err, sizeof(err));
+	if (!mm || (options && mm_slub_configure(mm, options, err, sizeof(err)))) {
+		fprintf(stderr, "mm: %s\n", err);
+		_exit(3);
+	}
+	return mm;
+}
+
+/* Keep the compiler from proving anything about the accesses. */
+static void *volatile sink;
+static void touch_write(unsigned char *p) { *(volatile unsigned char *)p = 0x42; }
+static unsigned char touch_read(const unsigned char *p) { return *(const volatile unsigned char *)p; }
+
+typedef void (*scenario_fn)(void);
+
+/* ---- the scenarios (run in the child) ---- */
+
+static void kmalloc_oob_tail(void)       /* past the request, inside the object */
+{
+	struct mm *mm = new_mm(NULL);
+	unsigned char *p = kmalloc(mm, 20, GFP_KERNEL);
+	touch_write(p + 19);                  /* fine */
+	touch_write(p + 20);                  /* one byte too far */
+}
+
+static void kmalloc_oob_exact(void)      /* an object that fills its class: KASAN's redzone */
+{
+	struct mm *mm = new_mm(NULL);
+	unsigned char *p = kmalloc(mm, 64, GFP_KERNEL);
+	unsigned char *q = kmalloc(mm, 64, GFP_KERNEL);
+	sink = q;
+	touch_write(p + 63);
+	touch_write(p + 64);
+}
+
+static void kmalloc_uaf(void)
+{
+	struct mm *mm = new_mm(NULL);
+	unsigned char *p = kmalloc(mm, 32, GFP_KERNEL);
+	kfree(mm, p);
+	sink = (void *)(uintptr_t)touch_read(p);
+}
+
+static void kmalloc_double_free(void)
+{
+	struct mm *mm = new_mm(NULL);
+	unsigned char *p = kmalloc(mm, 128, GFP_KERNEL);
+	kfree(mm, p);
+	kfree(mm, p);
+}
+
+static void kmalloc_invalid_free(void)
+{
+	struct mm *mm = new_mm(NULL);
+	unsigned char *p = kmalloc(mm, 128, GFP_KERNEL);
+	kfree(mm, p + 8);
+}
+
+static void cache_oob(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "kasan-40", 40, 0, 0, NULL);
+	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
+	touch_write(p + 39);
+	touch_write(p + 40);
+}
+
+static void cache_uaf(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "kasan-uaf", 100, 0, 0, NULL);
+	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
+	kmem_cache_free(s, p);
+	touch_write(p + 50);
+}
+
+static void cache_double_free(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "kasan-df", 100, 0, SLAB_CONSISTENCY_CHECKS, NULL);
+	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
+	kmem_cache_free(s, p);
+	kmem_cache_free(s, p);
+}
+
+static void cache_invalid_free(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "kasan-if", 100, 0, 0, NULL);
+	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
+	kmem_cache_free(s, p + 4);
+}
+
+static void large_oob(void)
+{
+	struct mm *mm = new_mm(NULL);
+	unsigned char *p = kmalloc(mm, 10000, GFP_KERNEL);
+	touch_write(p + 9999);
+	touch_write(p + 10000);
+}
+
+static void large_uaf(void)
+{
+	struct mm *mm = new_mm(NULL);
+	unsigned char *p = kmalloc(mm, 50000, GFP_KERNEL);
+	kfree(mm, p);
+	sink = (void *)(uintptr_t)touch_read(p + 20000);
+}
+
+static void large_double_free(void)
+{
+	struct mm *mm = new_mm(NULL);
+	unsigned char *p = kmalloc(mm, 50000, GFP_KERNEL);
+	kfree(mm, p);
+	kfree(mm, p);
+}
+
+static void large_invalid_free(void)
+{
+	struct mm *mm = new_mm(NULL);
+	unsigned char *p = kmalloc(mm, 50000, GFP_KERNEL);
+	kfree(mm, p + 4096);
+}
+
+static void ksize_no_unpoison(void)      /* ksize() reports, it does not hand out the slack */
+{
+	struct mm *mm = new_mm(NULL);
+	unsigned char *p = kmalloc(mm, 100, GFP_KERNEL);
+	size_t n = ksize(mm, p);              /* 128 */
+	touch_write(p + n - 1);
+}
+
+static void krealloc_shrink_oob(void)
+{
+	struct mm *mm = new_mm(NULL);
+	unsigned char *p = kmalloc(mm, 100, GFP_KERNEL);
+	p = krealloc(mm, p, 50, GFP_KERNEL);
+	touch_write(p + 49);
+	touch_write(p + 50);
+}
+
+/* The quarantine delays reuse: a stale pointer still faults after many allocations. */
+static void quarantine_uaf(void)
+{
+	struct mm *mm = new_mm("kasan_quarantine=1000000");
+	unsigned char *p = kmalloc(mm, 64, GFP_KERNEL);
+	kfree(mm, p);
+	for (int i = 0; i < 200; i++)
+		kfree(mm, kmalloc(mm, 64, GFP_KERNEL));
+	touch_write(p);
+}
+
+/* Without it the object is reused at once, and the stale write goes unnoticed - the
+ * reason KASAN has one.  This child must *survive*. */
+static void no_quarantine_reuse(void)
+{
+	struct mm *mm = new_mm(NULL);
+	unsigned char *p = kmalloc(mm, 64, GFP_KERNEL);
+	kfree(mm, p);
+	unsigned char *q = kmalloc(mm, 64, GFP_KERNEL);
+	if (q != p)
+		_exit(4);
+	touch_write(p);
+	kfree(mm, q);
+	mm_destroy(mm);
+}
+
+/* Correct use next to the limits must pass: fill every kmalloc class to the byte. */
+static void exact_use_is_fine(void)
+{
+	struct mm *mm = new_mm("kasan_quarantine=100000");
+	for (size_t size = 1; size <= 20000; size += (size < 300 ? 1 : 97)) {
+		unsigned char *p = kmalloc(mm, size, GFP_KERNEL);
+		memset(p, 0x11, size);
+		p = krealloc(mm, p, size + 5, GFP_KERNEL);
+		memset(p, 0x22, size + 5);
+		kfree(mm, p);
+	}
+	struct mm_violation v;
+	if (!mm_check(mm, 3, &v)) {
+		fprintf(stderr, "%s\n", v.msg);
+		_exit(5);
+	}
+	mm_destroy(mm);
+}
+
+/* ---- the parent ---- */
+
+/* Run @fn in a child; return its stderr (static buffer) and wait status. */
+static const char *run_child(scenario_fn fn, int *status)
+{
+	static char buf[1 << 16];
+	int pfd[2];
+	pid_t pid;
+	size_t len = 0;
+
+	if (pipe(pfd))
+		return "";
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		fn();
+		_exit(0);
+	}
+	close(pfd[1]);
+	for (;;) {
+		ssize_t n = read(pfd[0], buf + len, sizeof(buf) - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = 0;
+	close(pfd[0]);
+	waitpid(pid, status, 0);
+	return buf;
+}
+
+static void expect_report(const char *name, scenario_fn fn, const char *what, const char *where)
+{
+	int status;
+	const char *out = run_child(fn, &status);
+	bool died = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	CHECK_MSG(died, "%s: the child survived", name);
+	CHECK_MSG(strstr(out, "AddressSanitizer") != NULL, "%s: no ASan report:\n%s", name, out);
+	CHECK_MSG(strstr(out, what) != NULL, "%s: no \"%s\" in:\n%s", name, what, out);
+	if (where)
+		CHECK_MSG(strstr(out, where) != NULL, "%s: the report does not name %s:\n%s", name, where, out);
+}
+
+static void expect_clean(const char *name, scenario_fn fn)
+{
+	int status;
+	const char *out = run_child(fn, &status);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status %d:\n%s", name, status, out);
+}
+
+int main(void)
+{
+	expect_report("kmalloc OOB past the request", kmalloc_oob_tail, "use-after-poison", "kmalloc_oob_tail");
+	expect_report("kmalloc OOB past a full object", kmalloc_oob_exact, "use-after-poison", "kmalloc_oob_exact");
+	expect_report("kmalloc UAF", kmalloc_uaf, "use-after-poison", "kmalloc_uaf");
+	expect_report("kmalloc double free", kmalloc_double_free, "KASAN: double-free", "kmalloc-128");
+	expect_report("kmalloc invalid free", kmalloc_invalid_free, "KASAN: invalid-free", "kmalloc-128");
+	expect_report("cache OOB", cache_oob, "use-after-poison", "cache_oob");
+	expect_report("cache UAF", cache_uaf, "use-after-poison", "cache_uaf");
+	expect_report("cache double free", cache_double_free, "KASAN: double-free", "kasan-df");
+	expect_report("cache invalid free", cache_invalid_free, "KASAN: invalid-free", "kasan-if");
+	expect_report("large OOB", large_oob, "use-after-poison", "large_oob");
+	expect_report("large UAF", large_uaf, "use-after-poison", "large_uaf");
+	expect_report("large double free", large_double_free, "KASAN: double-free", NULL);
+	expect_report("large invalid free", large_invalid_free, "KASAN: invalid-free", NULL);
+	expect_report("ksize slack", ksize_no_unpoison, "use-after-poison", "ksize_no_unpoison");
+	expect_report("krealloc shrink", krealloc_shrink_oob, "use-after-poison", "krealloc_shrink_oob");
+	expect_report("quarantine UAF", quarantine_uaf, "use-after-poison", "quarantine_uaf");
+	expect_clean("no quarantine: reuse", no_quarantine_reuse);
+	expect_clean("exact use", exact_use_is_fine);
+	TEST_DONE();
+}
+#else
+int main(void)
+{
+	printf("test_slub_kasan: not an ASan build, nothing to check\n");
+	TEST_DONE();
+}
+#endif

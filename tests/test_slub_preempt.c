@@ -435,8 +435,46 @@ static void test_storm(void)
 	mm_destroy(mm);
 }
 
+/* ---------------------------------------------------------------- hotplug */
+
+/* A vCPU going down gives its cpu slab and cpu partial slabs back (slub_cpu_dead). */
+static void test_cpu_dead(void)
+{
+	struct mm *mm = new_mm(3);
+	struct kmem_cache *s = kmem_cache_create(mm, "pp-hotplug", 512, 0, 0, NULL);
+	static void *o[200];
+
+	REQUIRE(s);
+	REQUIRE(mm_cpu_attach(mm, 2) == 2);
+	for (int i = 0; i < 200; i++)
+		REQUIRE((o[i] = kmem_cache_alloc(s, GFP_KERNEL)));
+	for (int i = 0; i < 200; i += 3) {            /* full slabs become cpu partial on vCPU 2 */
+		kmem_cache_free(s, o[i]);
+		o[i] = NULL;
+	}
+	mm_cpu_detach(mm);
+	CHECK_MM(mm, 3);
+	CHECK(mm_cpu_offline(mm, 2) == 0);
+	CHECK_MM(mm, 3);                             /* S2: nothing left on the dead vCPU */
+	REQUIRE(mm_cpu_attach(mm, 0) == 0);
+	for (int i = 0; i < 200; i++)
+		if (o[i])
+			kmem_cache_free(s, o[i]);
+	CHECK_MM(mm, 3);
+	CHECK(kmem_cache_shrink(s) == 0);            /* every slab could go back */
+	CHECK(mm_cpu_online(mm, 2) == 0);
+	REQUIRE(mm_migrate_current(mm, 2) == 2);
+	void *p = kmem_cache_alloc(s, GFP_KERNEL);
+	CHECK(p != NULL);
+	kmem_cache_free(s, p);
+	CHECK_MM(mm, 3);
+	kmem_cache_destroy(s);
+	mm_destroy(mm);
+}
+
 int main(void)
 {
+	test_cpu_dead();
 	test_aba_interrupt();
 	test_tid_cpu_consistency();
 	test_remote_free_vs_acquire();

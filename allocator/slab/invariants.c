@@ -12,8 +12,8 @@
  *   S2  node partial lists hold only unfrozen slabs of their cache with free
  *       objects, nr_partial counts them; frozen <=> owned by exactly one vCPU
  *       (its cpu slab, or on its cpu partial list, whose ->slabs counts are
- *       right); an unfrozen slab on no list is full; slab and object totals
- *       agree with the node counters.
+ *       right), and never to an offline vCPU; an unfrozen slab on no list
+ *       is full; slab and object totals agree with the node counters.
  *   S3  red zones, poison and padding of debug caches intact (never
  *       repaired here); hardened free pointers decode inside the slab.
  *   T1  every vCPU's tid names that vCPU and only moves forward.
@@ -254,6 +254,9 @@ static bool check_cpus(struct slab_check_ctx *x, struct kmem_cache *s)
 		if (!slab && c_freelist(c))
 			return sviolate(x, MM_INV_S1, s, (int)cpu, NULL, 0, 1,
 					"cpu %u has a freelist (%p) but no cpu slab", cpu, c_freelist(c));
+		if (!cpu_online(x->mm, (int)cpu) && (slab || c_partial(c)))
+			return sviolate(x, MM_INV_S2, s, (int)cpu, slab, 0, 1,
+					"offline cpu %u still holds slabs (not flushed when it died)", cpu);
 		if (slab) {
 			if (!check_slab_ptr(x, s, (int)cpu, slab, "a cpu slab"))
 				return false;

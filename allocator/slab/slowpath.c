@@ -650,16 +650,20 @@ static bool has_cpu_slab(struct kmem_cache *s, int cpu)
  * it, as flush_work() waits for the CPU) and finally back.  So shrink and
  * destroy may run while other vCPUs use the cache - but a task that holds
  * a vCPU and blocks outside the allocator blocks the flush (the CPU
- * model's rule: detach before blocking).  If the caller cannot migrate
- * (not preemptible), other vCPUs are flushed from outside, which is only
+ * model's rule: detach before blocking).  cpus_read_lock() keeps hotplug
+ * out meanwhile, as in the kernel.  If the caller cannot migrate (not
+ * preemptible), other vCPUs are flushed from outside, which is only
  * correct while nobody uses the cache there.
  */
 void flush_all(struct kmem_cache *s)
 {
 	struct mm *mm = s->mm;
 	int home = mm_cpu_current(mm);
-	bool moved = false;
+	bool moved = false, can_sleep = preemptible();
 
+	/* No vCPU goes on- or offline meanwhile (one going down would never be attachable). */
+	if (can_sleep)
+		cpus_read_lock(mm);
 	for (int cpu = 0; cpu < (int)mm->cfg.nr_cpus; cpu++) {
 		if (!has_cpu_slab(s, cpu) || !cpu_online(mm, cpu))
 			continue;                /* offline vCPUs were flushed as they died */
@@ -676,4 +680,6 @@ void flush_all(struct kmem_cache *s)
 		else
 			mm_cpu_detach(mm);
 	}
+	if (can_sleep)
+		cpus_read_unlock(mm);
 }

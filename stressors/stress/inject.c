@@ -62,6 +62,24 @@ void stress_wait_hook_install(void)
 
 /* ---------------------------------------------------------------- the hook */
 
+/*
+ * Injection rates come in phases of a few hundred ops per worker: mostly
+ * calm, sometimes a storm (a migration at one point in four).  A bug that
+ * needs two migrations inside one fast path (tid read on A, the cpu area
+ * of B, the cmpxchg back on A) is found in storms in well under a second;
+ * calm phases keep the average cost low.  --migrate-1in / --irq-1in fix
+ * the rates instead.
+ */
+static void new_phase(struct worker *w, unsigned long ops)
+{
+	static const unsigned mig[8] = { 4, 16, 32, 64, 64, 128, 256, 256 };
+	static const unsigned irq[8] = { 8, 32, 64, 128, 128, 256, 512, 512 };
+	uint64_t r = rng_next(&w->hook_rng);
+	w->mig_1in = S.cfg.migrate_1in ? S.cfg.migrate_1in : mig[r & 7];
+	w->irq_1in = S.cfg.irq_1in ? S.cfg.irq_1in : irq[(r >> 3) & 7];
+	w->phase_end = ops + 256 + (r >> 8) % 1024;
+}
+
 static void hook(struct mm *mm, enum mm_pp point, void *ctx)
 {
 	struct worker *w = stress_self;
@@ -84,10 +102,13 @@ static void hook(struct mm *mm, enum mm_pp point, void *ctx)
 		break;
 	}
 	uint64_t r = rng_next(&w->hook_rng);
-	if (S.cfg.irq && r % S.cfg.irq_1in == 0) {
+	unsigned long ops = STAT(w->st.ops);
+	if (ops >= w->phase_end)
+		new_phase(w, ops);
+	if (S.cfg.irq && r % w->irq_1in == 0) {
 		if (!mm_irqs_disabled() && mm_raise_irq(mm))
 			STAT_INC(w->st.hook_irqs);
-	} else if (S.cfg.migrate && (r >> 32) % S.cfg.migrate_1in == 0 && mm_preemptible()) {
+	} else if (S.cfg.migrate && (r >> 32) % w->mig_1in == 0 && mm_preemptible()) {
 		int before = mm_cpu_current(mm);
 		int now = mm_migrate_current(mm, MM_CPU_ANY);
 		if (now >= 0 && now != before)
@@ -143,6 +164,47 @@ static void irq_alloc(struct worker *w, struct irq_pool *pool, struct alloc *a)
 	shadow_take(w, a, false, align, MAX_NR_ZONES);
 }
 
+/*
+ * kmem_cache_alloc_bulk from an interrupt (networking does it from
+ * softirq): it takes objects off the cpu freelist that the interrupted
+ * fast path may have just read - the tid must say so.  Kept in the pool
+ * where there is room, so a duplicate handed to the interrupted task
+ * clashes in the bitmaps; the rest go back with kmem_cache_free_bulk.
+ */
+static void irq_bulk(struct worker *w, struct irq_pool *pool)
+{
+	uint64_t r = rng_next(&pool->rng);
+	int ci = (int)(r % (uint64_t)S.ncaches);
+	size_t n = 1 + (r >> 8) % 8, nfree = 0;
+	void *p[8];
+	if (!kmem_cache_alloc_bulk(S.caches[ci], GFP_ATOMIC, n, p)) {
+		STAT_INC(pool->fails);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct alloc a = { .p = p[i], .tag = rng_next(&pool->rng) | 1, .size = kmem_cache_size(S.caches[ci]),
+				   .kind = AK_OBJ, .cache = (uint8_t)ci };
+		STAT_INC(pool->allocs);
+		if (!shadow_take(w, &a, false, S.cache_align[ci], MAX_NR_ZONES))
+			return;
+		struct alloc *slot = NULL;
+		for (int j = 0, k = (int)((r >> 16) % STRESS_IRQ_POOL); j < STRESS_IRQ_POOL && !slot; j++)
+			if (pool->a[(k + j) % STRESS_IRQ_POOL].kind == AK_NONE)
+				slot = &pool->a[(k + j) % STRESS_IRQ_POOL];
+		if (slot) {
+			*slot = a;
+		} else {
+			if (!shadow_give(w, &a))
+				return;
+			p[nfree++] = p[i];
+		}
+	}
+	if (nfree) {
+		kmem_cache_free_bulk(S.caches[ci], nfree, p);
+		STAT_ADD(pool->frees, nfree);
+	}
+}
+
 /* Runs on vCPU @cpu with interrupts off, on top of whatever its holder was doing. */
 static void irq_handler(struct mm *mm, int cpu, void *ctx)
 {
@@ -155,6 +217,8 @@ static void irq_handler(struct mm *mm, int cpu, void *ctx)
 		STAT_INC(pool->nested_in_alloc);
 	if (atomic_load_explicit(&S.failed, memory_order_relaxed))
 		return;
+	if (S.ncaches && (rng_next(&pool->rng) & 3) == 0)
+		irq_bulk(w, pool);
 	for (int k = 0; k < 2; k++) {
 		struct alloc *a = &pool->a[rng_below(&pool->rng, STRESS_IRQ_POOL)];
 		if (a->kind == AK_NONE) {
@@ -254,6 +318,32 @@ void *signaller_main(void *arg)
 
 /* ---------------------------------------------------------------- onoff */
 
+/*
+ * Known deadlocks of the CPU model (reported; the stressor steers around
+ * them by default, and the two options put them back):
+ *
+ *  1. --onoff-detached: mm_cpu_offline() from a thread holding no vCPU.
+ *     The dead callbacks run under cpus_write_lock (and slub_cpu_dead
+ *     under slab_mutex) and free pages - slub_cpu_dead -> discard_slab ->
+ *     free_unref_page -> raw_smp_processor_id() attaches implicitly and
+ *     waits for a free vCPU.  Every other vCPU may be held by a task that
+ *     waits for cpus_read_lock (drain_all_pages from the allocation slow
+ *     path) or spins on slab_mutex (kmem_cache_next): a waiter keeps its
+ *     vCPU, where the kernel's would sleep and free its CPU.
+ *  2. --onoff-unserialized: hotplug while kmem_cache_shrink runs.
+ *     flush_all() holds cpus_read_lock and waits to attach each vCPU in
+ *     turn; the holder of that vCPU waits for cpus_read_lock itself
+ *     (drain_all_pages from the slow path) behind a pending writer
+ *     (mm_cpu_offline or mm_cpu_online), who waits for flush_all's read
+ *     lock - or the writer holds the vCPU itself (hotplug from a control
+ *     vCPU).  Three-way; the kernel's sleeping locks free the CPUs.
+ *
+ * Default: hotplug holds a control vCPU while it offlines, and a whole
+ * offline/online cycle never overlaps a kmem_cache_shrink (hotplug_mu;
+ * neither side holds a vCPU while it waits for the mutex).
+ */
+static pthread_mutex_t hotplug_mu = PTHREAD_MUTEX_INITIALIZER;
+
 void *onoff_main(void *arg)
 {
 	(void)arg;
@@ -264,13 +354,10 @@ void *onoff_main(void *arg)
 		gate_poll(NULL);
 		int c = (int)rng_below(&rng, (uint64_t)S.cfg.cpus);
 		if (mm_num_online_cpus(S.mm) > 1) {
-			/*
-			 * Hotplug runs on a control vCPU, as the kernel's does: the
-			 * dead callbacks free pages (slub_cpu_dead -> discard_slab)
-			 * and those land on the caller's pcp.  From a thread holding
-			 * no vCPU they attach implicitly and can deadlock (main.c,
-			 * "Known allocator issues"); --onoff-detached does that.
-			 */
+			bool serialize = !S.cfg.onoff_unserialized;
+			if (serialize)
+				pthread_mutex_lock(&hotplug_mu);
+			/* The dead callbacks' frees land on the control vCPU's pcp, as in the kernel. */
 			if (!S.cfg.onoff_detached)
 				mm_cpu_attach(S.mm, (c + 1 + (int)rng_below(&rng, (uint64_t)S.cfg.cpus - 1)) % S.cfg.cpus);
 			int rc = mm_cpu_offline(S.mm, c);
@@ -285,6 +372,8 @@ void *onoff_main(void *arg)
 			} else if (rc != -EBUSY) {
 				atomic_fetch_add(&S.onoff_errors, 1);
 			}
+			if (serialize)
+				pthread_mutex_unlock(&hotplug_mu);
 		}
 		sleep_us(1000 + rng_below(&rng, 3000));
 	}
@@ -334,7 +423,13 @@ void *control_main(void *arg)
 		} else {
 			struct kmem_cache *s = shrink_target(r);
 			if (s) {
+				bool serialize = S.cfg.onoff && !S.cfg.onoff_unserialized;
+				if (serialize)
+					pthread_mutex_lock(&hotplug_mu);   /* see "Known deadlocks" */
 				kmem_cache_shrink(s);
+				mm_cpu_detach(S.mm);
+				if (serialize)
+					pthread_mutex_unlock(&hotplug_mu);
 				atomic_fetch_add(&S.shrinks, 1);
 			}
 		}

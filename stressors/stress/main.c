@@ -74,6 +74,10 @@ void stress_print_rerun(FILE *f)
 	else
 		fprintf(f, "--time %g", c->time_s);
 	fprintf(f, " --seed %#llx --check-level %d", (unsigned long long)c->seed, c->check_level);
+	if (c->migrate_1in)
+		fprintf(f, " --migrate-1in %u", c->migrate_1in);
+	if (c->irq_1in)
+		fprintf(f, " --irq-1in %u", c->irq_1in);
 	const char *no[] = { "migrate", "irq", "onoff", "stutter", "pressure", "remote", "control" };
 	const bool on[] = { c->migrate, c->irq, c->onoff, c->stutter, c->pressure, c->remote, c->control };
 	for (int i = 0; i < 7; i++)
@@ -83,6 +87,8 @@ void stress_print_rerun(FILE *f)
 		fprintf(f, " --selftest %s", c->selftest);
 	if (c->onoff_detached)
 		fprintf(f, " --onoff-detached");
+	if (c->onoff_unserialized)
+		fprintf(f, " --onoff-unserialized");
 	fprintf(f, "%s\n", STRESS_TSAN ? " --tsan" : STRESS_ASAN ? " --asan" : "");
 	fprintf(f, "       (this binary: %s", c->argv[0]);
 	for (int i = 1; i < c->argc; i++)
@@ -131,11 +137,14 @@ static void usage(FILE *f)
 		"  --check-level L    0 bitmaps only, 1 sampled patterns + T1 every 16 ops (default),\n"
 		"                     2 full patterns + T1 every op, 3 also frequent stop-the-world\n"
 		"  --hang-timeout S   watchdog: a worker without progress for S seconds fails (default %g)\n"
-		"  --migrate-1in N    migrate at one preemption point in N (default 64)\n"
-		"  --irq-1in N        raise an interrupt at one point in N (default 128)\n"
+		"  --migrate-1in N    migrate at one preemption point in N (default: phases of\n"
+		"                     1 in 4 .. 1 in 256, storms included)\n"
+		"  --irq-1in N        raise an interrupt at one point in N (default: phases of 1 in 8 .. 512)\n"
 		"  --signal-us U      one signal interrupt every U microseconds (default 200)\n"
 		"  --quiet            no per-thread lines\n"
-		"  --onoff-detached   hotplug from a thread that holds no vCPU (reproduces a known deadlock)\n"
+		"  --onoff-detached   hotplug from a thread that holds no vCPU, and\n"
+		"  --onoff-unserialized  hotplug concurrent with kmem_cache_shrink: each reproduces a\n"
+		"                     known deadlock of the CPU model (inject.c)\n"
 		"  --selftest KIND    plant a fault the run must catch: scribble, double, leak, hang, vacuous\n"
 		"The last line is SUCCESS (exit 0) or FAILURE (exit 1); 2: bad arguments.\n",
 		STRESS_TSAN ? 3 : 4, STRESS_TSAN ? 2.0 : 3.0, STRESS_TSAN ? 30.0 : 10.0);
@@ -179,8 +188,8 @@ static void parse(int argc, char **argv, struct stress_config *c)
 	c->migrate = c->irq = c->onoff = c->stutter = c->pressure = c->remote = c->control = true;
 	c->check_level = 1;
 	c->hang_s = STRESS_TSAN ? 30.0 : 10.0;
-	c->migrate_1in = 64;
-	c->irq_1in = 128;
+	c->migrate_1in = 0;
+	c->irq_1in = 0;
 	c->signal_us = 200;
 	c->argc = argc;
 	c->argv = argv;
@@ -216,6 +225,10 @@ static void parse(int argc, char **argv, struct stress_config *c)
 		}
 		if (!strcmp(opt, "--onoff-detached")) {
 			c->onoff_detached = true;
+			continue;
+		}
+		if (!strcmp(opt, "--onoff-unserialized")) {
+			c->onoff_unserialized = true;
 			continue;
 		}
 		if (!val) {
@@ -476,6 +489,43 @@ static void finish(const struct stress_totals *t, const char *vacuous, bool ok)
 
 static void selftest_plant(void);
 
+/*
+ * The allocator's BUG_ON (mm_bug) and bounded-loop checks abort; a crash is
+ * a failure too.  Either way: the last ops of every thread, the rerun
+ * command and FAILURE, then exit 1.  (Sanitizers keep SIGSEGV and report
+ * themselves; their reports end the run with their own exit status.)
+ */
+static void on_fatal(int sig)
+{
+	static atomic_int once;
+	if (atomic_exchange(&once, 1))
+		_exit(1);
+	fflush(stdout);
+	fprintf(stderr, "\nmmfuzz-stress: FAILURE: %s in the allocator or the stressor (its message is above)\n",
+		sig == SIGABRT ? "abort (BUG, VM_BUG_ON or a bounded loop)" : strsignal(sig));
+	atomic_store(&S.failed, 1);
+	stress_print_oplogs(stderr);
+	stress_print_rerun(stderr);
+	fprintf(stdout, "FAILURE\n");
+	fflush(stdout);
+	fflush(stderr);
+	_exit(1);
+}
+
+static void install_fatal_handlers(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGABRT, &sa, NULL);
+	if (!STRESS_ASAN && !STRESS_TSAN) {
+		sigaction(SIGSEGV, &sa, NULL);
+		sigaction(SIGBUS, &sa, NULL);
+		sigaction(SIGFPE, &sa, NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t onoff, control, pressure, signaller, watchdog;
@@ -494,6 +544,10 @@ int main(int argc, char **argv)
 			"migration injection off\n");
 		S.cfg.migrate = false;
 	}
+	if (S.cfg.cpus == 1 && S.cfg.migrate) {
+		fprintf(stderr, "mmfuzz-stress: one vCPU has nowhere to migrate to: migration off\n");
+		S.cfg.migrate = false;
+	}
 	S.onoff_possible = S.cfg.cpus > 1;
 	if (S.cfg.onoff && !S.onoff_possible) {
 		fprintf(stderr, "mmfuzz-stress: one vCPU cannot go offline: onoff off\n");
@@ -504,6 +558,7 @@ int main(int argc, char **argv)
 		S.cfg.remote = false;
 	}
 	selftest_plant();
+	install_fatal_handlers();
 	printf("mmfuzz-stress %s: threads %d cpus %d %s seed %#llx\n", stress_mode_name(S.cfg.mode), S.cfg.threads,
 	       S.cfg.cpus, S.cfg.ops ? "ops-bounded" : "time-bounded", (unsigned long long)S.cfg.seed);
 	stress_print_rerun(stdout);

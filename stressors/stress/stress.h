@@ -106,12 +106,13 @@ struct stress_config {
 	bool migrate, irq, onoff, stutter, pressure, remote, control;
 	int check_level;            /* 0 none .. 3 (see worker.c) */
 	double hang_s;              /* watchdog bound */
-	unsigned migrate_1in;       /* migrate at one preemption point in N */
-	unsigned irq_1in;           /* raise an interrupt at one point in N */
+	unsigned migrate_1in;       /* migrate at one preemption point in N (0: phases, see inject.c) */
+	unsigned irq_1in;           /* raise an interrupt at one point in N (0: phases) */
 	unsigned signal_us;         /* interval between signals */
 	const char *selftest;       /* a planted fault (main.c): the run must fail */
 	bool quiet;                 /* no per-thread lines */
-	bool onoff_detached;        /* hotplug from a thread holding no vCPU (main.c: known issues) */
+	bool onoff_detached;        /* hotplug from a thread holding no vCPU (inject.c: known deadlocks) */
+	bool onoff_unserialized;    /* hotplug concurrent with kmem_cache_shrink (inject.c) */
 	int argc;                   /* the original command line, for the rerun line */
 	char **argv;
 };
@@ -215,6 +216,8 @@ struct worker {
 	 * PCP_BEFORE_LOCK .. the unlock, BULK); read by the signal handler. */
 	volatile int win_open;
 	volatile int in_alloc;                     /* inside an allocator call (signal accounting) */
+	unsigned mig_1in, irq_1in;                 /* the hook's rates in the current phase */
+	unsigned long phase_end;                   /* op count at which the rates change */
 };
 
 /* ---------------------------------------------------------------- interrupt pools */

@@ -524,7 +524,7 @@ static int __kmem_cache_shutdown(struct kmem_cache *s)
 {
 	struct kmem_cache_node *n = get_node(s, 0);
 
-	flush_all(s);
+	flush_all(s, true);                     /* destroy: nobody uses the cache any more */
 	free_partial(s, n);
 	if (node_nr_partial(n) || atomic_load(&n->nr_slabs))
 		return 1;
@@ -630,7 +630,7 @@ int kmem_cache_shrink(struct kmem_cache *s)
 	if (!s)
 		return 0;
 	slub_quarantine_drain(s->mm, s);
-	flush_all(s);
+	flush_all(s, false);
 	return __kmem_cache_do_shrink(s);
 }
 

@@ -827,7 +827,7 @@ long validate_slab_cache(struct kmem_cache *s)
 	if (!map)
 		return 0;
 	before = mm_nr_reports(s->mm);
-	flush_all(s);
+	flush_all(s, true);
 	validate_slab_node(s, get_node(s, 0), map);
 	free(map);
 	return (long)(mm_nr_reports(s->mm) - before);

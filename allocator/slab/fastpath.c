@@ -98,11 +98,12 @@
  *
  * Remote flush: kmem_cache_shrink/destroy must empty every vCPU's cpu slab
  * and cpu partial list (flush_all).  The kernel runs that on each CPU as a
- * work item; the model must likewise run it *on* the vCPU (slowpath.c,
- * flush_all()).  Until the CPU model offers a run-on-vCPU helper,
- * flush_all() touches other vCPUs' state directly, which is correct only
- * while nobody else uses the cache: shrink and destroy require no
- * concurrent users of that cache.
+ * work item; the model runs it on the vCPU when it can get there without
+ * waiting (its own, or a free one it migrates to).  A vCPU another task
+ * holds is flushed from outside by destroy and validate_slab_cache, which
+ * require that nobody uses the cache concurrently, and skipped by shrink
+ * (best effort, like a kernel shrink racing with users).  Exact remote
+ * flushes need a run-on-vCPU primitive from the CPU model.
  *
  * Fast-path variants (the 2007 thread, for the benchmark; per instance,
  * switched only while nobody allocates):

@@ -654,7 +654,7 @@ void free_slab(struct kmem_cache *s, struct page *slab);
 void add_partial(struct kmem_cache_node *n, struct page *slab, bool tail);
 void remove_partial(struct kmem_cache_node *n, struct page *slab);
 void deactivate_slab(struct kmem_cache *s, struct page *slab, void *freelist);
-void flush_all(struct kmem_cache *s);
+void flush_all(struct kmem_cache *s, bool remote);
 void __flush_cpu_slab(struct kmem_cache *s, int cpu);
 unsigned long node_nr_partial(const struct kmem_cache_node *n);
 

@@ -645,32 +645,36 @@ static bool has_cpu_slab(struct kmem_cache *s, int cpu)
 /*
  * flush_all() (flush_all_cpus_locked(), Linux 6.6): the kernel queues
  * flush_cpu_slab() on every online CPU that has something to flush and
- * waits for the work items.  The model runs it on each such vCPU itself:
- * the task migrates there (mm_cpu_attach() waits while another task holds
- * it, as flush_work() waits for the CPU) and finally back.  So shrink and
- * destroy may run while other vCPUs use the cache - but a task that holds
- * a vCPU and blocks outside the allocator blocks the flush (the CPU
- * model's rule: detach before blocking).  cpus_read_lock() keeps hotplug
- * out meanwhile, as in the kernel.  If the caller cannot migrate (not
- * preemptible), other vCPUs are flushed from outside, which is only
- * correct while nobody uses the cache there.
+ * waits for the work items - which run because the kernel can always
+ * preempt whatever runs there.  The model cannot make another task give
+ * its vCPU up, and waiting for it deadlocks whenever that task waits for
+ * us (a stop-the-world gate, the hotplug lock ...).  So, per vCPU with a
+ * cpu slab or cpu partial slabs:
+ *   - our own: flush it here;
+ *   - free (no holder): migrate there, flush, and come back at the end
+ *     (only if we are preemptible);
+ *   - held by another task: @remote true (destroy, validate: the caller
+ *     guarantees nobody uses this cache concurrently) flushes it from
+ *     outside; otherwise (shrink) it is left alone - as if its task had
+ *     refilled it right after a kernel flush.
+ * Needs a run-on-vCPU primitive from the CPU model to be exact (see
+ * "Remote flush" in fastpath.c).  Offline vCPUs were flushed as they died.
  */
-void flush_all(struct kmem_cache *s)
+void flush_all(struct kmem_cache *s, bool remote)
 {
 	struct mm *mm = s->mm;
 	int home = mm_cpu_current(mm);
-	bool moved = false, can_sleep = preemptible();
+	bool moved = false, can_move = preemptible();
 
-	/* No vCPU goes on- or offline meanwhile (one going down would never be attachable). */
-	if (can_sleep)
-		cpus_read_lock(mm);
 	for (int cpu = 0; cpu < (int)mm->cfg.nr_cpus; cpu++) {
 		if (!has_cpu_slab(s, cpu) || !cpu_online(mm, cpu))
-			continue;                /* offline vCPUs were flushed as they died */
-		if (mm_cpu_current(mm) == cpu || mm_cpu_attach(mm, cpu) == cpu) {
-			moved |= cpu != home;
+			continue;
+		if (mm_cpu_current(mm) == cpu) {
 			flush_cpu_slab(s);
-		} else {
+		} else if (can_move && !mm_cpu_holder(mm, cpu) && mm_cpu_attach(mm, cpu) == cpu) {
+			moved = true;
+			flush_cpu_slab(s);
+		} else if (remote) {
 			__flush_cpu_slab(s, cpu);
 		}
 	}
@@ -680,6 +684,4 @@ void flush_all(struct kmem_cache *s)
 		else
 			mm_cpu_detach(mm);
 	}
-	if (can_sleep)
-		cpus_read_unlock(mm);
 }

@@ -15,10 +15,12 @@
  *    Every "BUG <cache>: ..." and every "FIX <cache>: ..." line counts one,
  *    as slub_kunit's slab_errors does.
  *  - Concurrency: allocation and free paths may run concurrently on every
- *    vCPU of the instance.  kmem_cache_create/destroy/shrink,
- *    validate_slab_cache() and mm_slub_configure() take the instance's
- *    slab_mutex; see "Remote flush" in allocator/slab/fastpath.c for what
- *    destroy and shrink require of other vCPUs.
+ *    vCPU of the instance.  kmem_cache_destroy() and validate_slab_cache()
+ *    require that nobody uses that cache concurrently (as the kernel's
+ *    destroy does); kmem_cache_shrink() may run alongside users.  None of
+ *    them waits for a vCPU another task holds ("Remote flush" in
+ *    allocator/slab/fastpath.c).  mm_slub_configure() changing the fast
+ *    path requires no concurrent users at all.
  */
 #ifndef MM_SLAB_H
 #define MM_SLAB_H
@@ -80,8 +82,9 @@ struct kmem_cache *kmem_cache_create(struct mm *mm, const char *name, unsigned i
  * objects remain valid and may still be freed.  NULL is a no-op.
  */
 void kmem_cache_destroy(struct kmem_cache *s);
-/* kmem_cache_shrink(): flush the per-cpu slabs, free empty partial slabs.
- * 0 if the cache holds no slab afterwards, 1 otherwise. */
+/* kmem_cache_shrink(): flush the per-cpu slabs (those of vCPUs other tasks
+ * hold stay: best effort, as with concurrent users in the kernel), free the
+ * empty partial slabs.  0 if the cache holds no slab afterwards, else 1. */
 int kmem_cache_shrink(struct kmem_cache *s);
 const char *kmem_cache_name(const struct kmem_cache *s);
 unsigned int kmem_cache_size(const struct kmem_cache *s);     /* object_size */

@@ -8,7 +8,7 @@
  *   MMFUZZ_FINAL_LEVEL  mm_check level after the last op and at teardown (default: the target's, 3)
  *   MMFUZZ_MAX_OPS      ops run per input (default and limit MF_MAX_OPS)
  *   MMFUZZ_TRACE        1: print each op, with what it did, as it runs
- *   MMFUZZ_STATS        1: at exit, time spent in ops, per-op checks and teardown
+ *   MMFUZZ_STATS        1: at exit, CPU time spent in ops, per-op checks and teardown
  *   MMFUZZ_FILL_FULL    1: pattern-fill every byte of large allocations too
  */
 #include <stdlib.h>
@@ -35,6 +35,8 @@ static struct {
 static struct {
 	unsigned long inputs, ops;
 	double t_ops, t_check, t_teardown;
+	unsigned long n_level[4];         /* mm_check calls per level */
+	double t_level[4];                /* and their CPU time */
 } stats;
 
 unsigned long mf_env_ulong(const char *name, unsigned long def)
@@ -47,10 +49,11 @@ unsigned long mf_env_ulong(const char *name, unsigned long def)
 	return *end ? def : v;
 }
 
+/* CPU time of this thread: the stats stay meaningful on a loaded machine. */
 static double now_s(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -59,11 +62,16 @@ static void print_stats(void)
 	if (!stats.inputs)
 		return;
 	double total = stats.t_ops + stats.t_check + stats.t_teardown;
-	fprintf(stderr, "mmfuzz: stats: %lu inputs, %lu ops (%.1f per input); time: ops %.3fs (%.0f%%), "
+	fprintf(stderr, "mmfuzz: stats: %lu inputs, %lu ops (%.1f per input); CPU time: ops %.3fs (%.0f%%), "
 		"per-op checks %.3fs (%.0f%%), teardown %.3fs (%.0f%%); %.1f us per input\n",
 		stats.inputs, stats.ops, (double)stats.ops / (double)stats.inputs,
 		stats.t_ops, 100 * stats.t_ops / total, stats.t_check, 100 * stats.t_check / total,
 		stats.t_teardown, 100 * stats.t_teardown / total, 1e6 * total / (double)stats.inputs);
+	for (int l = 1; l < 4; l++)
+		if (stats.n_level[l])
+			fprintf(stderr, "mmfuzz: stats: mm_check level %d: %lu calls, %.1f us each (%.0f%% of all CPU time)\n",
+				l, stats.n_level[l], 1e6 * stats.t_level[l] / (double)stats.n_level[l],
+				100 * stats.t_level[l] / total);
 }
 
 static void knobs_init(void)
@@ -130,7 +138,13 @@ void mf_check(struct mf_ctx *c, int level)
 	struct mm_violation v;
 	if (level <= 0 || !c->mm)
 		return;
-	if (!mm_check(c->mm, level, &v))
+	double t0 = knobs.stats ? now_s() : 0;
+	bool ok = mm_check(c->mm, level, &v);
+	if (knobs.stats && level < 4) {
+		stats.t_level[level] += now_s() - t0;
+		stats.n_level[level]++;
+	}
+	if (!ok)
 		mf_fail(c, v.id ? v.id : "?", "%s", v.msg);
 }
 

@@ -131,9 +131,7 @@ static int slub_option(struct slub_state *st, const char *key, const char *val, 
 	}
 	if (!strcmp(key, "kasan_quarantine")) {
 #ifdef MM_ASAN
-		spin_lock(&st->q_lock);
-		st->q_limit = n;
-		spin_unlock(&st->q_lock);
+		__atomic_store_n(&st->q_limit, n, __ATOMIC_RELAXED);   /* read without q_lock */
 #endif
 		return 0;
 	}

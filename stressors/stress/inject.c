@@ -98,6 +98,10 @@ static void hook(struct mm *mm, enum mm_pp point, void *ctx)
 	case MM_PP_LOCAL_UNLOCK:
 		w->win_open = 0;
 		break;
+	case MM_PP_PCP_DRAIN:
+		/* drain_all_pages() holds cpus_read_lock: see "Known deadlocks", 3 */
+		w->in_drain = !S.cfg.migrate_anywhere;
+		break;
 	default:
 		break;
 	}
@@ -108,7 +112,7 @@ static void hook(struct mm *mm, enum mm_pp point, void *ctx)
 	if (S.cfg.irq && r % w->irq_1in == 0) {
 		if (!mm_irqs_disabled() && mm_raise_irq(mm))
 			STAT_INC(w->st.hook_irqs);
-	} else if (S.cfg.migrate && (r >> 32) % w->mig_1in == 0 && mm_preemptible()) {
+	} else if (S.cfg.migrate && (r >> 32) % w->mig_1in == 0 && !w->in_drain && mm_preemptible()) {
 		int before = mm_cpu_current(mm);
 		int now = mm_migrate_current(mm, MM_CPU_ANY);
 		if (now >= 0 && now != before)
@@ -337,6 +341,14 @@ void *signaller_main(void *arg)
  *     (mm_cpu_offline or mm_cpu_online), who waits for flush_all's read
  *     lock - or the writer holds the vCPU itself (hotplug from a control
  *     vCPU).  Three-way; the kernel's sleeping locks free the CPUs.
+ *
+ *  3. --migrate-anywhere: a migration at a preemption point inside
+ *     drain_all_pages() (called from the allocation slow path), i.e. while
+ *     the task holds cpus_read_lock: it gives its vCPU up and waits for
+ *     another, held by tasks that wait for cpus_read_lock behind a pending
+ *     writer, who waits for our read lock.  (Same root: waiters on the
+ *     sleeping hotplug lock keep their vCPUs.)  By default the hook does not
+ *     migrate for the rest of an allocator call once it saw PCP_DRAIN.
  *
  * Default: hotplug holds a control vCPU while it offlines, and a whole
  * offline/online cycle never overlaps a kmem_cache_shrink (hotplug_mu;

@@ -89,6 +89,8 @@ void stress_print_rerun(FILE *f)
 		fprintf(f, " --onoff-detached");
 	if (c->onoff_unserialized)
 		fprintf(f, " --onoff-unserialized");
+	if (c->migrate_anywhere)
+		fprintf(f, " --migrate-anywhere");
 	fprintf(f, "%s\n", STRESS_TSAN ? " --tsan" : STRESS_ASAN ? " --asan" : "");
 	fprintf(f, "       (this binary: %s", c->argv[0]);
 	for (int i = 1; i < c->argc; i++)
@@ -143,8 +145,9 @@ static void usage(FILE *f)
 		"  --signal-us U      one signal interrupt every U microseconds (default 200)\n"
 		"  --quiet            no per-thread lines\n"
 		"  --onoff-detached   hotplug from a thread that holds no vCPU, and\n"
-		"  --onoff-unserialized  hotplug concurrent with kmem_cache_shrink: each reproduces a\n"
-		"                     known deadlock of the CPU model (inject.c)\n"
+		"  --onoff-unserialized  hotplug concurrent with kmem_cache_shrink, and\n"
+		"  --migrate-anywhere migrations inside drain_all_pages: each reproduces a known\n"
+		"                     deadlock of the CPU model (inject.c, \"Known deadlocks\")\n"
 		"  --selftest KIND    plant a fault the run must catch: scribble, double, leak, hang, vacuous\n"
 		"The last line is SUCCESS (exit 0) or FAILURE (exit 1); 2: bad arguments.\n",
 		STRESS_TSAN ? 3 : 4, STRESS_TSAN ? 2.0 : 3.0, STRESS_TSAN ? 30.0 : 10.0);
@@ -229,6 +232,10 @@ static void parse(int argc, char **argv, struct stress_config *c)
 		}
 		if (!strcmp(opt, "--onoff-unserialized")) {
 			c->onoff_unserialized = true;
+			continue;
+		}
+		if (!strcmp(opt, "--migrate-anywhere")) {
+			c->migrate_anywhere = true;
 			continue;
 		}
 		if (!val) {

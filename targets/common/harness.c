@@ -5,7 +5,8 @@
  *
  * Knobs (environment, read once):
  *   MMFUZZ_CHECK_LEVEL  mm_check level after every op (default: the target's)
- *   MMFUZZ_FINAL_LEVEL  mm_check level after the last op and at teardown (default: the target's, 3)
+ *   MMFUZZ_FINAL_LEVEL  mm_check level once per input, after the last op (default: the target's, 3);
+ *                       teardown checks at level 2 and compares with the initial state
  *   MMFUZZ_MAX_OPS      ops run per input (default and limit MF_MAX_OPS)
  *   MMFUZZ_TRACE        1: print each op, with what it did, as it runs
  *   MMFUZZ_STATS        1: at exit, CPU time spent in ops, per-op checks and teardown
@@ -113,17 +114,20 @@ void mf_fail(struct mf_ctx *c, const char *inv, const char *fmt, ...)
 	}
 	failing = c;
 	fflush(stdout);
-	if (c->tearing_down)
+	if (!c->nops)
+		fprintf(stderr, "\n==mmfuzz== VIOLATION %s in target %s, in an input without ops%s\n", inv, c->t->name,
+			c->tearing_down ? ", at teardown" : "");
+	else if (c->tearing_down)
 		fprintf(stderr, "\n==mmfuzz== VIOLATION %s in target %s, at teardown after op [%u] (of %u)\n",
-			inv, c->t->name, c->nops ? c->nops - 1 : 0, c->nops);
+			inv, c->t->name, c->nops - 1, c->nops);
 	else
 		fprintf(stderr, "\n==mmfuzz== VIOLATION %s in target %s, at op [%u] %s (of %u)\n", inv, c->t->name,
 			c->cur, c->t->ops[c->prog[c->cur].kind].name, c->nops);
 	fprintf(stderr, "==mmfuzz== %s%s%s\n", strncmp(msg, inv, strlen(inv)) ? inv : "",
 		strncmp(msg, inv, strlen(inv)) ? ": " : "", msg);
 	fprintf(stderr, "==mmfuzz== op program so far:\n");
-	mf_print_program(stderr, c->t, &c->setup, c->prog, c->tearing_down ? c->nops : c->cur + 1,
-			 c->tearing_down ? -1 : (int)c->cur, true);
+	mf_print_program(stderr, c->t, &c->setup, c->prog, c->tearing_down || !c->nops ? c->nops : c->cur + 1,
+			 c->tearing_down || !c->nops ? -1 : (int)c->cur, true);
 	if (c->input_name)
 		fprintf(stderr, "==mmfuzz== input: %s  (./mmfuzz repro %s %s; ./mmfuzz trace %s %s --c repro.c)\n",
 			c->input_name, c->t->name, c->input_name, c->t->name, c->input_name);
@@ -217,8 +221,8 @@ int mf_run_input(const struct mf_target *t, const uint8_t *data, size_t size)
 	 * frees it: what a cheaper per-op level cannot see (B3, B4) would
 	 * otherwise be freed away unnoticed.
 	 */
-	if (c.nops && c.final_level > c.check_level) {
-		c.cur = c.nops - 1;
+	if (c.final_level > c.check_level) {
+		c.cur = c.nops ? c.nops - 1 : 0;
 		mf_check(&c, c.final_level);
 		MF_C(&c, "\tcheck_at(%u, FINAL_LEVEL);\n", c.cur);
 	}

@@ -91,12 +91,13 @@ void mf_config_named(struct mm_config *c, enum mf_config_kind kind, unsigned int
 		break;
 	}
 	case MF_CFG_BIGORDER: {
-		static const unsigned long b[] = { 4096, 8192, 12288, 14000, 16384 };
+		/* One order-12 block (all of DMA), small zones above it: ~5k pages to reset. */
+		static const unsigned long b[] = { 4096, 8192, 8200, 9000, 9100 };
 		c->max_order = 12;
 		c->pageblock_order = 12;
 		set_zones(c, 0, b);
 		c->nr_holes = 1;
-		c->holes[0] = (struct mm_span){ 9000, 9001 };
+		c->holes[0] = (struct mm_span){ 8500, 8501 };
 		break;
 	}
 	}

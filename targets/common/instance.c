@@ -27,7 +27,7 @@
 #include "shadow.h"
 #include "internal.h"     /* zone->nr_reserved_highatomic, for step 4 only */
 
-#define MF_NR_INSTANCES 8
+#define MF_NR_INSTANCES 16   /* more than the named configs: no thrashing */
 
 struct mf_instance {
 	struct mm_config cfg;

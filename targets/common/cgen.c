@@ -51,7 +51,7 @@ static const char prologue[] =
 	"UNUSED static void check_at(int op, int level)\n"
 	"{\n"
 	"\tstruct mm_violation v;\n"
-	"\tif (level > 0 && !mm_check(mm, level, &v))\n"
+	"\tif (mm && level > 0 && !mm_check(mm, level, &v))   /* no instance between ops: nothing to check */\n"
 	"\t\tfail(op, \"%s\", v.msg);\n"
 	"}\n"
 	"\n"

@@ -488,12 +488,17 @@ static const struct mf_opdesc buddy_ops[] = {
 
 /* ------------------------------------------------------------ lifecycle */
 
+static void buddy_config_of(const struct mf_op *setup, struct mm_config *cfg)
+{
+	mf_config_named(cfg, (enum mf_config_kind)setup->a[0], (unsigned int)setup->a[1]);
+	cfg->pcp_prefetch_buddy = setup->a[2] != 0;
+}
+
 static bool buddy_begin(struct mf_ctx *c, const struct mf_op *setup)
 {
 	struct mm_config cfg;
 
-	mf_config_named(&cfg, (enum mf_config_kind)setup->a[0], (unsigned int)setup->a[1]);
-	cfg.pcp_prefetch_buddy = setup->a[2] != 0;
+	buddy_config_of(setup, &cfg);
 	mf_cgen_config(c, &cfg);
 	if (!mf_instance(c, &cfg))
 		mf_fail(c, "C1", "mm_create failed for the named config %s", mf_config_names[setup->a[0]]);
@@ -557,6 +562,7 @@ static const struct mf_target buddy_target = {
 	.release = buddy_release,
 	.end = buddy_end,
 	.cgen_prologue = buddy_cgen_prologue,
+	.config_of = buddy_config_of,
 };
 
 MF_TARGET(buddy_target)

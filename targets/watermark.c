@@ -465,12 +465,17 @@ _Static_assert(6 + MM_NR_ORDERS_LIMIT <= MF_MAX_ARGS, "wm2008 needs an argument 
 
 /* ------------------------------------------------------------ lifecycle */
 
+static void wm_config_of(const struct mf_op *setup, struct mm_config *cfg)
+{
+	mf_config_named(cfg, (enum mf_config_kind)setup->a[0], (unsigned int)setup->a[2]);
+	cfg->wmark_algo = setup->a[1] ? MM_WMARK_2008 : MM_WMARK_MODERN;
+}
+
 static bool wm_begin(struct mf_ctx *c, const struct mf_op *setup)
 {
 	struct mm_config cfg;
 
-	mf_config_named(&cfg, (enum mf_config_kind)setup->a[0], (unsigned int)setup->a[2]);
-	cfg.wmark_algo = setup->a[1] ? MM_WMARK_2008 : MM_WMARK_MODERN;
+	wm_config_of(setup, &cfg);
 	mf_cgen_config(c, &cfg);
 	if (!mf_instance(c, &cfg))
 		mf_fail(c, "C1", "mm_create failed for the named config %s", mf_config_names[setup->a[0]]);
@@ -515,6 +520,7 @@ static const struct mf_target wm_target = {
 	.begin = wm_begin,
 	.release = wm_release,
 	.end = wm_end,
+	.config_of = wm_config_of,
 };
 
 MF_TARGET(wm_target)

@@ -33,6 +33,12 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		return mf_replay_main(mf_the_target, argc, argv);
 
+	/*
+	 * Every instance the target can use, created before the fork server
+	 * starts: inputs never run mm_create, so their coverage does not
+	 * depend on which inputs came before (stability).
+	 */
+	mf_instances_warm(mf_the_target);
 	/* Deferred fork server: everything above runs once. */
 	__AFL_INIT();
 	unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;

@@ -24,10 +24,11 @@
 
 #include "harness.h"
 #include "instance.h"
+#include "mm/cpu.h"
 #include "shadow.h"
 #include "internal.h"     /* zone->nr_reserved_highatomic, for step 4 only */
 
-#define MF_NR_INSTANCES 16   /* more than the named configs: no thrashing */
+#define MF_NR_INSTANCES 160  /* more than any target's setups (buddy: 9 machines x 4 cpus x 2) */
 
 struct mf_instance {
 	struct mm_config cfg;
@@ -113,18 +114,23 @@ static void attach(struct mf_ctx *c, struct mf_instance *in)
 	c->mm = in->mm;
 	/* mm_reset() forgets the walker: B4 must count what the shadow holds. */
 	mm_set_client_walker(in->mm, mf_shadow_walk, c->sh);
+	/*
+	 * Run the input on vCPU 0, attached before the first op, so no path
+	 * depends on when the per-CPU code first attached implicitly; teardown's
+	 * mm_reset() detaches.
+	 */
+	mm_cpu_attach(in->mm, 0);
 }
 
-struct mm *mf_instance(struct mf_ctx *c, const struct mm_config *cfg)
+/* The cached instance for @cfg, created (and its initial state captured) on a miss. */
+static struct mf_instance *lookup(const struct mm_config *cfg, const char *who)
 {
 	struct mf_instance *victim = &cache[0];
 	char err[256];
 
 	for (int i = 0; i < MF_NR_INSTANCES; i++) {
-		if (cache[i].mm && !memcmp(&cache[i].cfg, cfg, sizeof(*cfg))) {
-			attach(c, &cache[i]);
-			return c->mm;
-		}
+		if (cache[i].mm && !memcmp(&cache[i].cfg, cfg, sizeof(*cfg)))
+			return &cache[i];
 		if (!cache[i].mm || (victim->mm && cache[i].last_use < victim->last_use))
 			victim = &cache[i];
 	}
@@ -132,13 +138,71 @@ struct mm *mf_instance(struct mf_ctx *c, const struct mm_config *cfg)
 		mm_destroy(victim->mm);
 	victim->mm = mm_create(cfg, err, sizeof(err));
 	if (!victim->mm) {
-		fprintf(stderr, "mmfuzz: %s: mm_create failed for the input's config: %s\n", c->t->name, err);
+		if (who)
+			fprintf(stderr, "mmfuzz: %s: mm_create failed for the input's config: %s\n", who, err);
 		return NULL;
 	}
 	victim->cfg = *cfg;
+	victim->last_use = ++use_clock;
 	mf_baseline_capture(victim->mm, &victim->base);
-	attach(c, victim);
+	/*
+	 * Every input starts from the state mm_reset() leaves - the first one
+	 * on this instance too - so no input's path depends on whether the
+	 * instance was new.  (Teardown compares that state with the fresh one.)
+	 */
+	mm_reset(victim->mm);
+	return victim;
+}
+
+struct mm *mf_instance(struct mf_ctx *c, const struct mm_config *cfg)
+{
+	struct mf_instance *in = lookup(cfg, c->t->name);
+	if (!in)
+		return NULL;
+	attach(c, in);
 	return c->mm;
+}
+
+/* Every combination of the setup's arguments (when there are few), mapped by config_of. */
+void mf_instances_warm(const struct mf_target *t)
+{
+	const struct mf_opdesc *d = t->setup;
+	unsigned long combos = 1;
+	unsigned int n = 0;
+
+	if (!t->config_of)
+		return;
+	for (; n < MF_MAX_ARGS && d->args[n].name; n++) {
+		if (d->args[n].kind == MF_FLAGS || d->args[n].kind == MF_IDX)
+			return;
+		combos *= (unsigned long)(d->args[n].hi - d->args[n].lo + 1);
+		if (combos > MF_NR_INSTANCES)
+			return;
+	}
+	for (unsigned long k = 0; k < combos; k++) {
+		struct mf_op setup;
+		struct mm_config cfg;
+		unsigned long rest = k;
+		memset(&setup, 0, sizeof(setup));
+		for (unsigned int i = 0; i < n; i++) {
+			unsigned long span = (unsigned long)(d->args[i].hi - d->args[i].lo + 1);
+			setup.a[i] = d->args[i].lo + (long)(rest % span);
+			rest /= span;
+		}
+		t->config_of(&setup, &cfg);
+		lookup(&cfg, NULL);   /* a config mm_create refuses fails later, in the input that asks */
+	}
+	/*
+	 * The CPU model initialises the thread's task lazily on its first
+	 * attach (pthread_once, an exit key): do that here too, or the first
+	 * input of every forked AFL++ child covers edges the others do not.
+	 */
+	for (int i = 0; i < MF_NR_INSTANCES; i++)
+		if (cache[i].mm) {
+			mm_cpu_attach(cache[i].mm, 0);
+			mm_cpu_detach(cache[i].mm);
+			break;
+		}
 }
 
 const struct mm_config *mf_config(const struct mf_ctx *c)

@@ -221,6 +221,7 @@ struct mm *mm_create(const struct mm_config *c, char *err, size_t errlen)
 	mm->cfg = *c;
 	if (!mm->cfg.watermark_scale_factor)
 		mm->cfg.watermark_scale_factor = 10;
+	mm->boot_cfg = mm->cfg;
 	mm->max_order = c->max_order;
 	mm->pageblock_order = c->pageblock_order;
 	mm->first_pfn = ~0UL;
@@ -281,6 +282,7 @@ int mm_reset(struct mm *mm)
 		spin_lock_init(&mm->zones[z].lock);
 	spin_lock_init(&mm->shrinker_lock);
 	spin_lock_init(&mm->report_lock);
+	mm->cfg = mm->boot_cfg;   /* runtime tunables (min_free_kbytes, pcp high/batch ...) too */
 	slab_reset(mm);
 	pcp_reset(mm);
 	mm_cpus_reset(mm);

@@ -203,6 +203,7 @@ struct mm_vmstat_pcpu {
 
 struct mm {
 	struct mm_config cfg;                       /* as validated; tunables updated at runtime */
+	struct mm_config boot_cfg;                  /* as created: mm_reset() goes back to it */
 	unsigned int max_order;                     /* MAX_PAGE_ORDER of this instance */
 	unsigned int pageblock_order;
 	unsigned long first_pfn, end_pfn;           /* the physical range, holes included */

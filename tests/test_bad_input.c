@@ -21,21 +21,6 @@
 #include "page/pcp.h"
 #include "test.h"
 
-#define KNOWN_BUG(cond, ...)                                                                  \
-	do {                                                                                  \
-		if (getenv("MM_TEST_STRICT")) {                                               \
-			CHECK_MSG(cond, __VA_ARGS__);                                         \
-		} else if (!(cond)) {                                                         \
-			fprintf(stderr, "%s:%d: KNOWN BUG (guarded, MM_TEST_STRICT=1 fails): ", \
-				__FILE__, __LINE__);                                          \
-			fprintf(stderr, __VA_ARGS__);                                         \
-			fputc('\n', stderr);                                                  \
-		} else {                                                                      \
-			fprintf(stderr, "%s:%d: known bug no longer reproduces: remove the guard\n", \
-				__FILE__, __LINE__);                                          \
-		}                                                                             \
-	} while (0)
-
 struct state {
 	unsigned long nr_free[MAX_NR_ZONES][MM_NR_ORDERS_LIMIT];
 	long free[MAX_NR_ZONES], allocated[MAX_NR_ZONES];
@@ -200,7 +185,7 @@ static void test_reports(void)
 	struct state after;
 	take(mm, &after);
 	CHECK(memcmp(&before_, &after, sizeof(after)) == 0);
-	KNOWN_BUG(mm_nr_reports(mm) - reports_before_ == 1,
+	CHECK_MSG(mm_nr_reports(mm) - reports_before_ == 1,
 		  "alloc_pages(order 11 > max_order 10): %lu reports (alloc.c returns NULL silently; the kernel WARNs)",
 		  mm_nr_reports(mm) - reports_before_);
 	CHECK(alloc_pages(mm, GFP_KERNEL, 200) == NULL);

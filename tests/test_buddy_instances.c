@@ -240,7 +240,7 @@ static void test_reset(void)
 		memset(page_address(mm, fill), 0xee, MM_PAGE_SIZE);   /* leaked: reset takes it back */
 	struct page *ha = alloc_pages(mm, GFP_KERNEL | __GFP_DMA32 | __GFP_MEMALLOC, 4);
 	if (ha)
-		reserve_highatomic_pageblock(page_zone(mm, ha), ha);
+		reserve_highatomic_pageblock(page_zone(mm, ha), ha, 4);
 	CHECK(mm_isolate_pageblock(mm, 21504) == 0);
 	free_pages(mm, 12345, 0);                                  /* a report */
 	struct shrinker sh = { .count_objects = s_count, .scan_objects = s_scan };

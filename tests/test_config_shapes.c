@@ -230,7 +230,7 @@ static void run_machine(const char *name, const struct mm_config *cfg, int check
 	}
 
 	/* Orders the machine cannot give, and gfps whose zones are all missing. */
-	CHECK(alloc_pages(mm, GFP_KERNEL | MEMALLOC, c.max_order + 1) == NULL);
+	CHECK(alloc_pages(mm, GFP_KERNEL | MEMALLOC | __GFP_NOWARN, c.max_order + 1) == NULL);
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		bool any = false;
 		for (int y = 0; y <= z; y++)

@@ -354,7 +354,7 @@ int main(void)
 	CHECK(mm_isolate_pageblock(mm, 21504) == 0);                        /* Movable zone */
 	struct page *ha = alloc_pages(mm, GFP_KERNEL | __GFP_DMA32, 2);
 	REQUIRE(ha && page_zonenum(ha) == ZONE_DMA32);   /* DMA32's pageblocks are all inside it */
-	reserve_highatomic_pageblock(page_zone(mm, ha), ha);
+	reserve_highatomic_pageblock(page_zone(mm, ha), ha, 2);
 	check_all(mm, "default, in use", blocks);
 	CHECK(blocks[ZONE_NORMAL][MIGRATE_UNMOVABLE] > 0);
 	CHECK(blocks[ZONE_MOVABLE][MIGRATE_ISOLATE] == 1);

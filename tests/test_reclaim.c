@@ -28,21 +28,6 @@
 #include "page/pcp.h"
 #include "test.h"
 
-#define KNOWN_BUG(cond, ...)                                                                  \
-	do {                                                                                  \
-		if (getenv("MM_TEST_STRICT")) {                                               \
-			CHECK_MSG(cond, __VA_ARGS__);                                         \
-		} else if (!(cond)) {                                                         \
-			fprintf(stderr, "%s:%d: KNOWN BUG (guarded, MM_TEST_STRICT=1 fails): ", \
-				__FILE__, __LINE__);                                          \
-			fprintf(stderr, __VA_ARGS__);                                         \
-			fputc('\n', stderr);                                                  \
-		} else {                                                                      \
-			fprintf(stderr, "%s:%d: known bug no longer reproduces: remove the guard\n", \
-				__FILE__, __LINE__);                                          \
-		}                                                                             \
-	} while (0)
-
 enum cache_mode { CACHE_FREES, CACHE_STOPS, CACHE_STUCK };
 
 /* The test page cache: pages it holds, freed oldest first by its shrinker. */
@@ -461,7 +446,7 @@ static void test_noretry_and_stop(void)
 	CHECK(alloc_pages(mm, GFP_KERNEL | __GFP_NORETRY, 0) == NULL);
 	take(mm, &k1);
 	unsigned long noretry_stalls = delta(&k0, &k1, ALLOCSTALL);
-	KNOWN_BUG(noretry_stalls == 1,
+	CHECK_MSG(noretry_stalls == 1,
 		  "__GFP_NORETRY entered direct reclaim %lu times (gfp.h: one reclaim attempt, then fail; "
 		  "alloc.c's slow path reclaims again after the drain)", noretry_stalls);
 	CHECK(noretry_stalls >= 1 && noretry_stalls <= 2);

@@ -32,23 +32,6 @@
 #include "internal.h"
 #include "test.h"
 
-/* A known bug in a file this test's author may not edit: reported, guarded.
- * MM_TEST_STRICT=1 turns it into a failure. */
-#define KNOWN_BUG(cond, ...)                                                                  \
-	do {                                                                                  \
-		if (getenv("MM_TEST_STRICT")) {                                               \
-			CHECK_MSG(cond, __VA_ARGS__);                                         \
-		} else if (!(cond)) {                                                         \
-			fprintf(stderr, "%s:%d: KNOWN BUG (guarded, MM_TEST_STRICT=1 fails): ", \
-				__FILE__, __LINE__);                                          \
-			fprintf(stderr, __VA_ARGS__);                                         \
-			fputc('\n', stderr);                                                  \
-		} else {                                                                      \
-			fprintf(stderr, "%s:%d: known bug no longer reproduces: remove the guard\n", \
-				__FILE__, __LINE__);                                          \
-		}                                                                             \
-	} while (0)
-
 struct wm {
 	unsigned long min, low, high;
 	long reserve[MAX_NR_ZONES];
@@ -248,7 +231,7 @@ static void test_default_by_hand(void)
 		same &= got[z].min == default_wm[z].min && got[z].low == default_wm[z].low &&
 			got[z].high == default_wm[z].high &&
 			memcmp(got[z].reserve, default_wm[z].reserve, sizeof(got[z].reserve)) == 0;
-	KNOWN_BUG(same, "mm_reset keeps runtime tunables: DMA min/low/high %lu/%lu/%lu reserve[3] %ld after reset, "
+	CHECK_MSG(same, "mm_reset keeps runtime tunables: DMA min/low/high %lu/%lu/%lu reserve[3] %ld after reset, "
 		  "58/72/86 and 79 at creation (mm_set_* write mm->cfg, which mm_reset reuses)",
 		  got[ZONE_DMA].min, got[ZONE_DMA].low, got[ZONE_DMA].high, got[ZONE_DMA].reserve[3]);
 	CHECK_MM(mm, 3);

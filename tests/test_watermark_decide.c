@@ -252,7 +252,7 @@ static void test_modern_highatomic(void)
 		lab_free(&l, pfn, 1);
 	lab_free(&l, 512 + 16, 16);
 	/* Reserve pageblock 1 through one of its allocated pages (as the slow path does). */
-	reserve_highatomic_pageblock(l.z, l.page[600]);
+	reserve_highatomic_pageblock(l.z, l.page[600], 0);
 	CHECK(l.z->nr_reserved_highatomic == 512);
 	CHECK(zone_nr_free(l.z, 4) == 1 && !list_empty(&l.z->free_area[4].free_list[MIGRATE_HIGHATOMIC]));
 	CHECK(zone_free_pages(l.z) == 116);
@@ -332,7 +332,7 @@ static void test_modern_highatomic(void)
 				blk[j] = t;
 			}
 	REQUIRE(page_to_pfn(mm, blk[0]) == 0 && page_to_pfn(mm, blk[127]) == 2032);
-	reserve_highatomic_pageblock(z, blk[32]);              /* pageblock 1: [512, 1024) */
+	reserve_highatomic_pageblock(z, blk[32], 4);              /* pageblock 1: [512, 1024) */
 	CHECK(z->nr_reserved_highatomic == 512);
 	for (int i = 0; i < 64; i++)                           /* pageblocks 0 and 1 free */
 		__free_pages(mm, blk[i], 4);

@@ -23,23 +23,6 @@
 #include "page/pcp.h"
 #include "test.h"
 
-/* A known bug in a file this test's author may not edit: reported, guarded.
- * MM_TEST_STRICT=1 turns it into a failure. */
-#define KNOWN_BUG(cond, ...)                                                                  \
-	do {                                                                                  \
-		if (getenv("MM_TEST_STRICT")) {                                               \
-			CHECK_MSG(cond, __VA_ARGS__);                                         \
-		} else if (!(cond)) {                                                         \
-			fprintf(stderr, "%s:%d: KNOWN BUG (guarded, MM_TEST_STRICT=1 fails): ", \
-				__FILE__, __LINE__);                                          \
-			fprintf(stderr, __VA_ARGS__);                                         \
-			fputc('\n', stderr);                                                  \
-		} else {                                                                      \
-			fprintf(stderr, "%s:%d: known bug no longer reproduces: remove the guard\n", \
-				__FILE__, __LINE__);                                          \
-		}                                                                             \
-	} while (0)
-
 static struct mm *make(void)
 {
 	struct mm_config c;
@@ -242,7 +225,7 @@ static void test_memalloc_after_drain(void)
 	CHECK(n == mm_nr_valid_pages(mm));
 	__free_pages(mm, keep[--nkeep], 0);
 	struct page *p = alloc_pages(mm, GFP_KERNEL | __GFP_MEMALLOC, 0);
-	KNOWN_BUG(p != NULL, "__GFP_MEMALLOC failed with a free page on a pcp list: after the drain alloc.c retries "
+	CHECK_MSG(p != NULL, "__GFP_MEMALLOC failed with a free page on a pcp list: after the drain alloc.c retries "
 		  "at the min watermark instead of with ALLOC_NO_WATERMARKS");
 	if (p)
 		keep[nkeep++] = p;

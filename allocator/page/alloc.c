@@ -189,7 +189,7 @@ static struct page *get_page_from_freelist(struct mm *mm, gfp_t gfp, unsigned in
 			prep_new_page(mm, page, order, gfp);
 			/* A high-order atomic allocation reserves its pageblock for the next one. */
 			if (unlikely(alloc_flags & ALLOC_HIGHATOMIC) && order)
-				reserve_highatomic_pageblock(zone, page);
+				reserve_highatomic_pageblock(zone, page, order);
 			return page;
 		}
 	}
@@ -208,33 +208,37 @@ static noinline struct page *__alloc_pages_slowpath(struct mm *mm, gfp_t gfp, un
 	unsigned int alloc_flags = gfp_to_alloc_flags_order(gfp, order);
 	bool can_direct_reclaim = gfp & __GFP_DIRECT_RECLAIM;
 	int no_progress_loops = 0, loops = 0;
-	bool drained = false;
 	struct page *page;
 
 	page = get_page_from_freelist(mm, gfp, order, alloc_flags, highest_zoneidx, migratetype);
 	if (page)
 		return page;
 
-	/* __GFP_MEMALLOC: the emergency reserves, ignoring watermarks. */
+	/*
+	 * __GFP_MEMALLOC (reserve_flags): every attempt from here on ignores
+	 * the watermarks, the reclaim retries included.
+	 */
 	if ((gfp & __GFP_MEMALLOC) && !(gfp & __GFP_NOMEMALLOC)) {
-		page = get_page_from_freelist(mm, gfp, order, ALLOC_NO_WATERMARKS, highest_zoneidx, migratetype);
+		alloc_flags = ALLOC_NO_WATERMARKS;
+		page = get_page_from_freelist(mm, gfp, order, alloc_flags, highest_zoneidx, migratetype);
 		if (page)
 			return page;
 	}
 
 	while (can_direct_reclaim && loops++ < 4 * MAX_RECLAIM_RETRIES) {
+		/* __alloc_pages_direct_reclaim(): reclaim, retry, and once drain and retry. */
 		unsigned long progress = try_to_free_pages(mm, gfp, order, highest_zoneidx);
 
 		page = get_page_from_freelist(mm, gfp, order, alloc_flags, highest_zoneidx, migratetype);
-		if (page)
-			return page;
-		/* Reclaim did not help: give back reserves held elsewhere, once. */
-		if (!drained) {
+		if (!page) {
+			/* Pages may be pinned on the per-cpu lists or the highatomic reserve. */
 			unreserve_highatomic_pageblock(mm, highest_zoneidx, false);
 			drain_all_pages(mm, NULL);
-			drained = true;
-			continue;
+			page = get_page_from_freelist(mm, gfp, order, alloc_flags, highest_zoneidx, migratetype);
 		}
+		if (page)
+			return page;
+		/* Do not loop if specifically requested */
 		if (gfp & __GFP_NORETRY)
 			break;
 		no_progress_loops = progress ? 0 : no_progress_loops + 1;
@@ -256,8 +260,13 @@ struct page *alloc_pages(struct mm *mm, gfp_t gfp, unsigned int order)
 	int highest_zoneidx, migratetype;
 
 	/* There are several places where we assume that the order value is sane. */
-	if (unlikely(order > MAX_ORDER(mm)))
+	if (unlikely(order > MAX_ORDER(mm))) {
+		/* WARN_ON_ONCE_GFP(order > MAX_PAGE_ORDER, gfp): a report unless __GFP_NOWARN. */
+		if (!(gfp & __GFP_NOWARN))
+			mm_report(mm, "bad_alloc", ~0UL, 0, "alloc_pages: order %u above max_order %u",
+				  order, MAX_ORDER(mm));
 		return NULL;
+	}
 	if (unlikely(gfp & ~MM_GFP_VALID_MASK)) {
 		mm_report(mm, "bad_gfp", ~0UL, 0, "alloc_pages: invalid gfp bits %#x", gfp & ~MM_GFP_VALID_MASK);
 		return NULL;
@@ -388,7 +397,7 @@ static void __free_pages_ok(struct mm *mm, struct page *page, unsigned int order
 	struct zone *zone = page_zone(mm, page);
 
 	spin_lock_irqsave(&zone->lock, flags);
-	__free_one_page(zone, page, pfn, order, get_pfnblock_migratetype(mm, page, pfn));
+	split_large_buddy(zone, page, pfn, order);
 	spin_unlock_irqrestore(&zone->lock, flags);
 	__count_vm_events(mm, PGFREE, 1UL << order);
 }
@@ -428,10 +437,4 @@ void free_pages(struct mm *mm, unsigned long addr, unsigned int order)
 		return;
 	}
 	__free_pages(mm, __pfn_to_page(mm, pfn), order);
-}
-
-/* Used by pcp.c when pages leave a pcp list for the buddy. */
-void free_pages_to_buddy_locked(struct zone *zone, struct page *page, unsigned int order, int mt)
-{
-	__free_one_page(zone, page, __page_to_pfn(zone->mm, page), order, mt);
 }

@@ -65,14 +65,23 @@ void del_page_from_free_list(struct zone *zone, struct page *page, unsigned int 
  * The zone test is what "zone handle unaligned zone boundaries" (2006) added:
  * without it two blocks on either side of an unaligned zone boundary merge.
  */
-static inline bool page_is_buddy(const struct zone *zone, struct page *buddy, unsigned int order)
+/*
+ * Racy by design: @buddy may be a page another task owns and is writing
+ * (prep_compound_page, SLUB's PG_slab) outside zone->lock; only a free page's
+ * state is stable under it, and that is all the answer depends on (the
+ * kernel reads it the same way).  __data_racy keeps TSan out of it.
+ */
+static __data_racy bool page_is_buddy(const struct zone *zone, struct page *buddy, unsigned int order)
 {
-	if (!PageBuddy(buddy))
+	/* Plain field reads, no helpers: at -O0 a helper would be a separate, instrumented function. */
+	unsigned long flags = READ_ONCE(buddy->flags);
+
+	if (!(flags & (1UL << PG_buddy)))
 		return false;
-	if (buddy_order(buddy) != order)
+	if (READ_ONCE(buddy->private_) != order)
 		return false;
 #ifndef MM_INJECT_BUDDY_MERGE_ACROSS_ZONES
-	if (page_zonenum(buddy) != (unsigned int)zone->idx)
+	if (((flags >> ZONES_PGSHIFT) & ZONES_MASK) != (unsigned long)zone->idx)
 		return false;
 #endif
 	VM_BUG_ON_PAGE(page_count(buddy) != 0, buddy);
@@ -174,6 +183,29 @@ done_merging:
 }
 
 /*
+ * split_large_buddy(): free a block that spans pageblocks one pageblock at
+ * a time, each with its own pageblock's migratetype, so no free block is on
+ * a list that does not match every pageblock it covers (Linux 6.10; 6.6
+ * filed the whole block by its first pageblock, which put blocks half in a
+ * movable pageblock on the highatomic list - invariant B1).  The pieces
+ * merge back wherever their types allow.  Under zone->lock.
+ */
+void split_large_buddy(struct zone *zone, struct page *page, unsigned long pfn, unsigned int order)
+{
+	struct mm *mm = zone->mm;
+	unsigned long end = pfn + (1UL << order);
+
+	if (order > mm->pageblock_order)
+		order = mm->pageblock_order;
+	while (pfn != end) {
+		int mt = get_pfnblock_migratetype(mm, page, pfn);
+		__free_one_page(zone, page, pfn, order, mt);
+		pfn += 1UL << order;
+		page = __pfn_to_page(mm, pfn);
+	}
+}
+
+/*
  * expand(): split a block of order @high down to order @low, giving the
  * upper halves back to the free lists.  The block is already off the lists.
  */
@@ -208,6 +240,20 @@ struct page *__rmqueue_smallest(struct zone *zone, unsigned int order, int migra
 }
 
 /*
+ * Is @p the first page of a free block?  If not, count it in *num_movable
+ * when it heads a movable allocation (PageLRU / __PageMovable in the
+ * kernel).  Allocated pages are read racily, as the kernel reads them.
+ */
+static __data_racy bool page_is_free_head(struct page *p, unsigned long *num_movable)
+{
+	if (READ_ONCE(p->flags) & (1UL << PG_buddy))
+		return true;
+	if (num_movable && READ_ONCE(p->owner_order) && READ_ONCE(p->debug_) == MIGRATE_MOVABLE)
+		(*num_movable)++;
+	return false;
+}
+
+/*
  * move_freepages_block(): move every free block of @page's pageblock to the
  * @migratetype lists.  Returns the number of pages moved, 0 when the
  * pageblock is not entirely inside the zone.  *num_movable counts allocated
@@ -236,9 +282,7 @@ static unsigned long move_freepages_block_count(struct zone *zone, struct page *
 			continue;
 		}
 		struct page *p = __pfn_to_page(mm, pfn);
-		if (!PageBuddy(p)) {
-			if (num_movable && p->owner_order && p->debug_ == MIGRATE_MOVABLE)
-				(*num_movable)++;
+		if (!page_is_free_head(p, num_movable)) {
 			pfn++;
 			continue;
 		}
@@ -397,9 +441,14 @@ retry:
 
 /*
  * reserve_highatomic_pageblock(): a successful high-order atomic allocation
- * reserves its pageblock for later ones, up to ~1% of the zone.
+ * reserves its pageblock for later ones, up to ~1% of the zone.  An
+ * allocation of pageblock_order or more reserves every pageblock it covers:
+ * Linux 6.6 retyped only the first, so the block came back on the
+ * highatomic list half in a movable pageblock - the checker's B1 found it
+ * here; the kernel fixed it in 6.9 ("mm: page_alloc: fix highatomic typing
+ * in multi-block buddies"), whose behaviour this models.
  */
-void reserve_highatomic_pageblock(struct zone *zone, struct page *page)
+void reserve_highatomic_pageblock(struct zone *zone, struct page *page, unsigned int order)
 {
 	struct mm *mm = zone->mm;
 	unsigned long max_managed, flags;
@@ -416,17 +465,24 @@ void reserve_highatomic_pageblock(struct zone *zone, struct page *page)
 	 * reserves straddling ones, whose free pages move_freepages_block()
 	 * then leaves on their old lists.
 	 */
-	if (!zone_spans_pfn(zone, start) || !zone_spans_pfn(zone, start + pageblock_nr_pages(mm) - 1))
+	if (order < mm->pageblock_order &&
+	    (!zone_spans_pfn(zone, start) || !zone_spans_pfn(zone, start + pageblock_nr_pages(mm) - 1)))
 		return;
 	spin_lock_irqsave(&zone->lock, flags);
 	if (zone->nr_reserved_highatomic >= max_managed)
 		goto out_unlock;
 	mt = get_pfnblock_migratetype(mm, page, pfn);
 	/* Only reserve normal pageblocks (i.e., they can merge with others) */
-	if (migratetype_is_mergeable(mt)) {
-		zone->nr_reserved_highatomic += pageblock_nr_pages(mm);
+	if (!migratetype_is_mergeable(mt))
+		goto out_unlock;
+	if (order < mm->pageblock_order) {
 		set_pageblock_migratetype(zone, pfn, MIGRATE_HIGHATOMIC);
 		move_freepages_block(zone, page, MIGRATE_HIGHATOMIC);
+		zone->nr_reserved_highatomic += pageblock_nr_pages(mm);
+	} else {
+		/* The whole allocation is ours: no free pages in it to move. */
+		change_pageblock_range(zone, pfn, order, MIGRATE_HIGHATOMIC);
+		zone->nr_reserved_highatomic += 1UL << order;
 	}
 out_unlock:
 	spin_unlock_irqrestore(&zone->lock, flags);
@@ -453,7 +509,7 @@ static void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt)
 		unsigned int o = buddy_order(sp);
 		del_page_from_free_list(zone, sp, o);
 		__mod_zone_freepage_state(zone, -(1L << o), mt);
-		__free_one_page(zone, sp, start, o, mt);
+		split_large_buddy(zone, sp, start, o);
 	}
 }
 
@@ -478,20 +534,27 @@ bool unreserve_highatomic_pageblock(struct mm *mm, int highest_zoneidx, bool for
 			if (!page)
 				continue;
 			unsigned long pfn = __page_to_pfn(mm, page);
-			if (is_migrate_highatomic(get_pfnblock_migratetype(mm, page, pfn))) {
-				zone->nr_reserved_highatomic -= MIN(pageblock_nr_pages(mm), zone->nr_reserved_highatomic);
+			if (!is_migrate_highatomic(get_pfnblock_migratetype(mm, page, pfn)))
+				continue;
+			/* Adjust the count once, whatever size the block (6.9). */
+			unsigned long size = MAX(pageblock_nr_pages(mm), 1UL << order);
+			zone->nr_reserved_highatomic -= MIN(size, zone->nr_reserved_highatomic);
+			if (order < mm->pageblock_order) {
 				set_pageblock_migratetype(zone, pfn, MIGRATE_MOVABLE);
-				if (move_freepages_block(zone, page, MIGRATE_MOVABLE)) {
-					/*
-					 * Fix: a fully free highatomic pageblock did not
-					 * merge with its free buddy; now it may (B3 was
-					 * violated after every such unreserve).
-					 */
-					remerge_pageblock(zone, pfn, MIGRATE_MOVABLE);
-					spin_unlock_irqrestore(&zone->lock, flags);
-					return true;
-				}
+				if (!move_freepages_block(zone, page, MIGRATE_MOVABLE))
+					continue;
+			} else {
+				/* A block spanning pageblocks: all of them change, the block moves whole. */
+				move_to_free_list(zone, page, order, MIGRATE_MOVABLE);
+				change_pageblock_range(zone, pfn, order, MIGRATE_MOVABLE);
 			}
+			/*
+			 * A fully free pageblock did not merge with its free
+			 * buddy while it was highatomic; now it may (B3).
+			 */
+			remerge_pageblock(zone, pfn, MIGRATE_MOVABLE);
+			spin_unlock_irqrestore(&zone->lock, flags);
+			return true;
 		}
 		spin_unlock_irqrestore(&zone->lock, flags);
 	}
@@ -515,6 +578,7 @@ void zone_free_page_range(struct zone *zone, unsigned long pfn, unsigned int ord
 	atomic_fetch_add(&zone->managed_pages, (long)nr);
 	kasan_poison(__page_address(mm, pfn), nr << MM_PAGE_SHIFT);
 	spin_lock_irqsave(&zone->lock, flags);
-	__free_one_page(zone, page, pfn, order, mt);
+	(void)mt;   /* every pageblock is still movable at boot; split_large_buddy() reads it */
+	split_large_buddy(zone, page, pfn, order);
 	spin_unlock_irqrestore(&zone->lock, flags);
 }

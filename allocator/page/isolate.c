@@ -115,7 +115,7 @@ int mm_unisolate_pageblock(struct mm *mm, unsigned long pfn)
 			unsigned int o = buddy_order(sp);
 			del_page_from_free_list(zone, sp, o);
 			__mod_zone_freepage_state(zone, -(1L << o), MIGRATE_MOVABLE);
-			__free_one_page(zone, sp, start, o, MIGRATE_MOVABLE);
+			split_large_buddy(zone, sp, start, o);
 		}
 	}
 	spin_unlock_irqrestore(&zone->lock, flags);

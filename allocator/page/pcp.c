@@ -333,24 +333,30 @@ static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_page
 		order = pindex_to_order((unsigned int)pindex);
 		do {
 			struct page *page = list_last_entry(list, struct page, lru);
-			int mt = (int)page->index;
+			int mt;
 
 			list_del(&page->lru);
 			count -= 1 << order;
 			pcp->count -= 1 << order;
 			page->private_ = 0;
-			VM_BUG_ON_PAGE(is_migrate_isolate(mt), page);
 			if (prefetch) {
 				page->private_ = order;
 				list_add_tail(&page->lru, &head);
 				prefetch_buddy(mm, page, order);
 				continue;
 			}
-			/* Pageblock could have been isolated meanwhile */
+			/*
+			 * Free with the pageblock's type now, not the one cached
+			 * at free time (Linux >= 6.9): the pageblock may have been
+			 * isolated, reserved or stolen meanwhile, and a stale type
+			 * merges blocks across pageblocks that must stay apart.
+			 */
 			unsigned long pfn = __page_to_pfn(mm, page);
-			if (unlikely(is_migrate_isolate(get_pfnblock_migratetype(mm, page, pfn))))
-				mt = MIGRATE_ISOLATE;
-			__free_one_page(zone, page, pfn, order, mt);
+			mt = get_pfnblock_migratetype(mm, page, pfn);
+			if (unlikely(order > mm->pageblock_order))   /* tiny pageblocks: a pcp page spans several */
+				split_large_buddy(zone, page, pfn, order);
+			else
+				__free_one_page(zone, page, pfn, order, mt);
 		} while (count > 0 && !list_empty(list));
 	}
 	if (prefetch) {
@@ -359,13 +365,15 @@ static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_page
 			struct page *page = list_first_entry(&head, struct page, lru);
 			unsigned int order = (unsigned int)page->private_;
 			unsigned long pfn = __page_to_pfn(mm, page);
-			int mt = (int)page->index;
+			int mt;
 
 			list_del(&page->lru);
 			page->private_ = 0;
-			if (unlikely(is_migrate_isolate(get_pfnblock_migratetype(mm, page, pfn))))
-				mt = MIGRATE_ISOLATE;
-			__free_one_page(zone, page, pfn, order, mt);
+			mt = get_pfnblock_migratetype(mm, page, pfn);   /* as above */
+			if (unlikely(order > mm->pageblock_order))   /* tiny pageblocks: a pcp page spans several */
+				split_large_buddy(zone, page, pfn, order);
+			else
+				__free_one_page(zone, page, pfn, order, mt);
 		}
 	}
 	spin_unlock_irqrestore(&zone->lock, flags);
@@ -386,6 +394,14 @@ static int nr_pcp_free(struct per_cpu_pages *pcp, int high, bool free_high)
 	/* Leave at least pcp->batch pages on the list */
 	min_nr_free = batch;
 	max_nr_free = high - batch;
+	/*
+	 * The kernel never gets here with high < 2 * batch (zone_highsize()
+	 * keeps high >= 4 * batch), where the clamp below would free nothing
+	 * and the list would grow without bound; mm_pcp_update() can set any
+	 * pair, so trim to just under high instead.
+	 */
+	if (unlikely(max_nr_free < min_nr_free))
+		return MAX(pcp->count - high + 1, 1);
 	/* Double the number of pages freed each time there is subsequent freeing without allocation. */
 	batch <<= pcp->free_factor;
 	if (batch < max_nr_free && pcp->free_factor < PCP_BATCH_SCALE_MAX)
@@ -464,7 +480,7 @@ void free_unref_page(struct mm *mm, struct page *page, unsigned int order)
 	}
 to_buddy:
 	spin_lock_irqsave(&zone->lock, flags);
-	__free_one_page(zone, page, pfn, order, get_pfnblock_migratetype(mm, page, pfn));
+	split_large_buddy(zone, page, pfn, order);
 	spin_unlock_irqrestore(&zone->lock, flags);
 	__count_vm_events(mm, PGFREE, 1UL << order);
 }

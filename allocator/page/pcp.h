@@ -68,7 +68,5 @@ void pcp_unlock_all(struct mm *mm);
 void pcp_for_each_page_locked(struct mm *mm, mm_mark_fn fn, void *w);
 void pcp_dump_zoneinfo(struct mm *mm, struct zone *zone, FILE *f);   /* the "pagesets" section */
 
-/* alloc.c */
-void free_pages_to_buddy_locked(struct zone *zone, struct page *page, unsigned int order, int mt);
 
 #endif /* MM_PCP_H */

@@ -76,6 +76,16 @@ int create_kmalloc_caches(struct mm *mm, char *err, size_t errlen)
 
 		st->kmalloc_caches[i] = __kmem_cache_create(mm, kmalloc_names[i], size, align, SLAB_KMALLOC, NULL,
 							    err, errlen);
+		/*
+		 * The largest classes may still not fit a slab of max_order once
+		 * red zones (KASAN's, slub_debug's) widen the stride: go without
+		 * them, as above.  Any smaller class failing is a real error.
+		 */
+		if (!st->kmalloc_caches[i] && 2UL * size >= (MM_PAGE_SIZE << MAX_ORDER(mm))) {
+			if (err && errlen)
+				err[0] = 0;
+			continue;
+		}
 		if (!st->kmalloc_caches[i]) {
 			spin_unlock(&st->slab_mutex);
 			return -1;

@@ -223,7 +223,9 @@ bool zone_watermark_fast(struct zone *z, unsigned int order, unsigned long mark,
 bool zone_watermark_ok_2008(const unsigned long *nr_free, unsigned int nr_orders,
 			    long free_pages, unsigned int order, unsigned long mark,
 			    long lowmem_reserve, unsigned int alloc_flags);
-/* Runtime tunables, recomputed like the kernel's sysctl handlers. */
+/* Runtime tunables, recomputed like the kernel's sysctl handlers.  Unlike the
+ * sysctl, mm_set_min_free_kbytes(mm, 0) means "derive the default again".
+ * mm_reset() returns every tunable to the value the config gave. */
 int mm_set_min_free_kbytes(struct mm *mm, unsigned long kbytes);
 int mm_set_watermark_scale_factor(struct mm *mm, unsigned int factor);
 int mm_set_lowmem_reserve_ratio(struct mm *mm, const unsigned int ratio[MAX_NR_ZONES]);

@@ -142,7 +142,7 @@ static inline void bench_print_machine(void)
 {
 	char cpu[128];
 	bench_cpu_model_(cpu, sizeof(cpu));
-	printf("# machine: %s, TSC %.3f GHz, %s, MM_DEBUG=%d%s, min of %d runs\n", cpu, bench_tsc_ghz(),
+	printf("# machine: %s, TSC %.3f GHz, %s, MM_DEBUG=%d%s%s, min of %d runs\n", cpu, bench_tsc_ghz(),
 #if defined(__clang__)
 	       "clang " __clang_version__,
 #elif defined(__GNUC__)
@@ -155,6 +155,11 @@ static inline void bench_print_machine(void)
 	       ", optimized",
 #else
 	       ", NOT optimized (numbers meaningless)",
+#endif
+#ifdef MM_TEST_HOOKS
+	       ", test hooks ON (preemption points call the scheduler hook)",
+#else
+	       ", test hooks off (preemption points compiled out)",
 #endif
 	       BENCH_RUNS);
 }

@@ -17,7 +17,9 @@
  * Then, with the default variant:
  *   kmem_cache_alloc+free pair: X ns
  *   kmem_cache_alloc_bulk+free_bulk: Per elem: N cycles(tsc) X ns (step:K)
- *   floor cmpxchg16b pop+push pair: X ns   (two lock cmpxchg16b, nothing else)
+ *   floor cmpxchg16b pop+push pair: X ns   (two lock cmpxchg16b, nothing else;
+ *                                           also without the lock prefix, as the
+ *                                           default variant issues it)
  * the goal (pair within 1.3x of the floor), and the same malloc-shaped loop
  * (8 and 64 bytes, pair and batch of 64) for kmalloc and the peer
  * allocators (glibc, jemalloc, mimalloc, tcmalloc) in the same run.
@@ -411,13 +413,16 @@ int main(int argc, char **argv)
 
 	bench_floor(true, &floor_l);
 	bench_floor(false, &floor_u);
-	printf("\nfloor cmpxchg16b pop+push pair: %.1f ns (%.0f cycles(tsc))\n", floor_l.ns, floor_l.cycles);
-	printf("  (the same without the lock prefix: %.1f ns)\n", floor_u.ns);
+	printf("\nfloor cmpxchg16b pop+push pair: %.1f ns (%.0f cycles(tsc)), lock cmpxchg16b\n", floor_l.ns, floor_l.cycles);
+	printf("floor cmpxchg16b pop+push pair, no lock prefix (the default variant's instruction): %.1f ns (%.0f cycles(tsc))\n",
+	       floor_u.ns, floor_u.cycles);
 	bench_json_add_result(js, "floor_cmpxchg16b_pair", &floor_l);
 	bench_json_add_result(js, "floor_cmpxchg16b_nolock_pair", &floor_u);
-	double ratio = pair.ns / floor_l.ns;
-	printf("Goal: kmem_cache_alloc+free pair within 1.3x of the floor: %.2fx (%s)\n", ratio,
-	       ratio <= 1.3 ? "met" : "not met");
+	double ratio = pair.ns / floor_l.ns, ratio_u = pair.ns / floor_u.ns;
+	printf("Goal: kmem_cache_alloc+free pair within 1.3x of the floor: %.2fx (%s); "
+	       "against the no-lock floor: %.2fx (%s)\n",
+	       ratio, ratio <= 1.3 ? "met" : "not met", ratio_u, ratio_u <= 1.3 ? "met" : "not met");
+	bench_json_add(js, "goal_ratio_pair_over_floor_nolock", ratio_u);
 	bench_json_add(js, "goal_ratio_pair_over_floor", ratio);
 
 	printf("\nSame malloc-shaped loop, ns per malloc+free (same run):\n");

@@ -70,7 +70,6 @@ static const unsigned int reserve_bits[] = {
 #define WM_BUDGET 30000
 
 struct wm_state {
-	bool tuned;                 /* runtime tunables changed: restore at teardown */
 	unsigned int algo;
 	unsigned long calls;        /* comparisons made by this input */
 };
@@ -217,7 +216,6 @@ static void op_tune_min(struct mf_ctx *c, struct mf_op *op)
 	unsigned long total_kb = mm_nr_valid_pages(c->mm) * (MM_PAGE_SIZE / 1024);
 	if ((r == 0) != ((unsigned long)op->a[0] <= total_kb))
 		mf_fail(c, "C1", "mm_set_min_free_kbytes(%ld) returned %d with %lu kB of memory", op->a[0], r, total_kb);
-	ws.tuned |= r == 0;
 	op->res[0] = r;
 }
 
@@ -227,7 +225,6 @@ static void op_tune_wsf(struct mf_ctx *c, struct mf_op *op)
 	MF_C(c, "\tdiverged(%u, mm_set_watermark_scale_factor(mm, %ld) != %d, \"its result\");\n", c->cur, op->a[0], r);
 	if ((r == 0) != (op->a[0] >= 1 && op->a[0] <= 3000))
 		mf_fail(c, "C1", "mm_set_watermark_scale_factor(%ld) returned %d (valid: 1..3000)", op->a[0], r);
-	ws.tuned |= r == 0;
 	op->res[0] = r;
 }
 
@@ -239,7 +236,6 @@ static void op_tune_ratio(struct mf_ctx *c, struct mf_op *op)
 	int r = mm_set_lowmem_reserve_ratio(c->mm, ratio);
 	MF_C(c, "\t{ unsigned r[4] = { %u, %u, %u, %u }; mm_set_lowmem_reserve_ratio(mm, r); }\n", ratio[0], ratio[1],
 	     ratio[2], ratio[3]);
-	ws.tuned |= r == 0;
 	op->res[0] = r;
 }
 
@@ -491,23 +487,14 @@ static void wm_release(struct mf_ctx *c, struct mf_alloc *a)
 }
 
 /*
- * Undo the tunables: mm_reset() keeps the runtime values (a known
- * allocator bug, see the final report of issue 5), so without this the
- * harness's post-reset comparison fails.  MMFUZZ_RESTORE_TUNABLES=0 leaves
- * them, to show that bug.
+ * The tunables the input changed are left as they are: mm_reset() must put
+ * them back (teardown compares watermarks and reserves with a fresh
+ * instance's; corpus/regressions/watermark/ has the input that showed it
+ * did not).
  */
 static void wm_end(struct mf_ctx *c)
 {
 	mf_pages_end(c);
-	if (!ws.tuned || !mf_env_ulong("MMFUZZ_RESTORE_TUNABLES", 1))
-		return;
-	const struct mm_config *cfg = mf_instance_config(c);
-	mm_set_min_free_kbytes(c->mm, cfg->min_free_kbytes);
-	mm_set_watermark_scale_factor(c->mm, cfg->watermark_scale_factor ? cfg->watermark_scale_factor : 10);
-	mm_set_lowmem_reserve_ratio(c->mm, cfg->lowmem_reserve_ratio);
-	MF_C(c, "\tmm_set_min_free_kbytes(mm, %lu);\n\tmm_set_watermark_scale_factor(mm, %u);\n"
-		"\tmm_set_lowmem_reserve_ratio(mm, cfg.lowmem_reserve_ratio);\n", cfg->min_free_kbytes,
-	     cfg->watermark_scale_factor ? cfg->watermark_scale_factor : 10);
 }
 
 static const struct mf_target wm_target = {

@@ -127,11 +127,13 @@ static inline int get_pfnblock_migratetype(const struct mm *mm, const struct pag
 					   unsigned long pfn)
 {
 	const struct zone *z = page_zone(mm, page);
-	return z->pageblock_flags[(pfn - z->pageblock_base_pfn) >> mm->pageblock_order];
+	return atomic_load_explicit(&z->pageblock_flags[(pfn - z->pageblock_base_pfn) >> mm->pageblock_order],
+				    memory_order_relaxed);
 }
 static inline void set_pageblock_migratetype(struct zone *z, unsigned long pfn, int mt)
 {
-	z->pageblock_flags[(pfn - z->pageblock_base_pfn) >> z->mm->pageblock_order] = (unsigned char)mt;
+	atomic_store_explicit(&z->pageblock_flags[(pfn - z->pageblock_base_pfn) >> z->mm->pageblock_order],
+			      (unsigned char)mt, memory_order_relaxed);
 }
 static inline bool is_migrate_isolate(int mt) { return mt == MIGRATE_ISOLATE; }
 static inline bool is_migrate_highatomic(int mt) { return mt == MIGRATE_HIGHATOMIC; }

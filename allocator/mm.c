@@ -166,7 +166,7 @@ static int zones_init(struct mm *mm, char *err, size_t errlen)
 		zone->pageblock_flags = malloc(nblocks);
 		if (!zone->pageblock_flags)
 			return fail(err, errlen, "out of memory for pageblock flags");
-		memset(zone->pageblock_flags, MIGRATE_MOVABLE, nblocks);
+		memset((void *)zone->pageblock_flags, MIGRATE_MOVABLE, nblocks);
 	}
 	return 0;
 }
@@ -266,7 +266,7 @@ void mm_destroy(struct mm *mm)
 	pcp_teardown(mm);
 	mm_cpus_teardown(mm);
 	for (int z = 0; z < MAX_NR_ZONES; z++)
-		free(mm->zones[z].pageblock_flags);
+		free((void *)mm->zones[z].pageblock_flags);
 	memmap_destroy(mm);
 	free(mm->vmstat_pcpu);
 	free(mm);
@@ -282,7 +282,20 @@ int mm_reset(struct mm *mm)
 		spin_lock_init(&mm->zones[z].lock);
 	spin_lock_init(&mm->shrinker_lock);
 	spin_lock_init(&mm->report_lock);
-	mm->cfg = mm->boot_cfg;   /* runtime tunables (min_free_kbytes, pcp high/batch ...) too */
+	/*
+	 * Runtime tunables go back to the config's values - written only where
+	 * they changed, so a reset races with nothing that merely reads them.
+	 */
+#define RESTORE_TUNABLE(f) do { if (mm->cfg.f != mm->boot_cfg.f) mm->cfg.f = mm->boot_cfg.f; } while (0)
+	RESTORE_TUNABLE(min_free_kbytes);
+	RESTORE_TUNABLE(watermark_scale_factor);
+	RESTORE_TUNABLE(pcp_batch);
+	RESTORE_TUNABLE(pcp_high);
+	RESTORE_TUNABLE(percpu_pagelist_high_fraction);
+	RESTORE_TUNABLE(pcp_prefetch_buddy);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		RESTORE_TUNABLE(lowmem_reserve_ratio[z]);
+#undef RESTORE_TUNABLE
 	slab_reset(mm);
 	pcp_reset(mm);
 	mm_cpus_reset(mm);
@@ -298,7 +311,7 @@ int mm_reset(struct mm *mm)
 		atomic_store(&zone->managed_pages, 0);
 		zone->nr_reserved_highatomic = 0;
 		if (zone->pageblock_flags)
-			memset(zone->pageblock_flags, MIGRATE_MOVABLE,
+			memset((void *)zone->pageblock_flags, MIGRATE_MOVABLE,
 			       ((zone_end_pfn(zone) - zone->pageblock_base_pfn) >> mm->pageblock_order) + 1);
 	}
 	for (int i = 0; i < NR_VM_EVENT_ITEMS; i++)

@@ -159,7 +159,8 @@ struct zone {
 	struct per_cpu_pages *per_cpu_pageset;      /* [nr_cpus], NULL until pcp is set up */
 	int pageset_high;                           /* pcp->high for every cpu (before runtime updates) */
 	int pageset_batch;                          /* pcp->batch */
-	unsigned char *pageblock_flags;             /* migratetype per pageblock, from pageblock-aligned start */
+	_Atomic unsigned char *pageblock_flags;     /* migratetype per pageblock, from pageblock-aligned start;
+	                                               written under zone->lock, read without it (atomic bitops in the kernel) */
 	unsigned long pageblock_base_pfn;           /* zone_start_pfn rounded down to a pageblock */
 	unsigned long zone_start_pfn;
 	unsigned long spanned_pages;                /* end - start, holes included */
@@ -232,6 +233,9 @@ struct mm {
 
 	mm_client_walk_fn client_walk;              /* B4: what clients hold */
 	void *client_ctx;
+
+	bool init_on_alloc;                         /* want_init_on_alloc(): zero every page handed out */
+	bool init_on_free;                          /* want_init_on_free(): zero every page freed */
 
 	struct mm_cpu *cpus;                        /* [nr_cpus], cpu/vcpu.c */
 	void *slab_state;                           /* slab/, NULL until SLUB is set up */

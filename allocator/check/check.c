@@ -108,7 +108,7 @@ static bool block_mt_ok(struct mm *mm, struct zone *zone, unsigned long pfn, uns
 {
 	unsigned long nr = 1UL << order, step = MIN(nr, pageblock_nr_pages(mm));
 	for (unsigned long p = pfn; p < pfn + nr; p += step) {
-		int pb = zone->pageblock_flags[(p - zone->pageblock_base_pfn) >> mm->pageblock_order];
+		int pb = get_pfnblock_migratetype(mm, __pfn_to_page(mm, p), p);
 		*bad_pb_mt = pb;
 		if ((mt == MIGRATE_ISOLATE) != (pb == MIGRATE_ISOLATE))
 			return false;

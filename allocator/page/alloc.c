@@ -89,7 +89,8 @@ void prep_new_page(struct mm *mm, struct page *page, unsigned int order, gfp_t g
 	page->owner_order = order + 1;               /* page_owner */
 	page->debug_ = (unsigned int)gfp_migratetype(gfp);
 	kasan_unpoison(__page_address(mm, pfn), MM_PAGE_SIZE << order);
-	if (gfp & __GFP_ZERO)
+	/* want_init_on_alloc(): __GFP_ZERO, or the init_on_alloc boot option. */
+	if ((gfp & __GFP_ZERO) || mm->init_on_alloc)
 		memset(__page_address(mm, pfn), 0, MM_PAGE_SIZE << order);
 	if (order && (gfp & __GFP_COMP))
 		prep_compound_page(page, order);
@@ -385,6 +386,9 @@ bool free_pages_prepare(struct mm *mm, struct page *page, unsigned int order)
 	page->owner_order = 0;
 	page->debug_ = 0;
 	page->private_ = 0;
+	/* want_init_on_free(): kernel_init_pages() before the pages are poisoned. */
+	if (mm->init_on_free)
+		memset(page_address(mm, page), 0, MM_PAGE_SIZE << order);
 	kasan_poison(page_address(mm, page), MM_PAGE_SIZE << order);
 	__mod_zone_page_state(page_zone(mm, page), NR_ZONE_ALLOCATED, -(1L << order));
 	return true;

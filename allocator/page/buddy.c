@@ -455,8 +455,6 @@ void reserve_highatomic_pageblock(struct zone *zone, struct page *page, unsigned
 	int mt;
 
 	max_managed = (unsigned long)atomic_load(&zone->managed_pages) / 100 + pageblock_nr_pages(mm);
-	if (READ_ONCE(zone->nr_reserved_highatomic) >= max_managed)
-		return;
 
 	unsigned long pfn = __page_to_pfn(mm, page);
 	unsigned long start = pfn & ~(pageblock_nr_pages(mm) - 1);
@@ -526,9 +524,12 @@ bool unreserve_highatomic_pageblock(struct mm *mm, int highest_zoneidx, bool for
 
 		if (!populated_zone(zone))
 			continue;
-		if (!force && zone->nr_reserved_highatomic <= pageblock_nr_pages(mm))
-			continue;
 		spin_lock_irqsave(&zone->lock, flags);
+		/* Preserve at least one pageblock, unless forced (checked under the lock). */
+		if (!force && zone->nr_reserved_highatomic <= pageblock_nr_pages(mm)) {
+			spin_unlock_irqrestore(&zone->lock, flags);
+			continue;
+		}
 		for (unsigned int order = 0; order <= MAX_ORDER(mm); order++) {
 			struct page *page = get_page_from_free_area(&zone->free_area[order], MIGRATE_HIGHATOMIC);
 			if (!page)

@@ -94,10 +94,11 @@ static int slub_option(struct slub_state *st, const char *key, const char *val, 
 	if (!strcmp(key, "init_on_alloc") || !strcmp(key, "init_on_free")) {
 		if (parse_bool(val, &b))
 			goto bad;
+		/* Boot options of the whole kernel: the page allocator applies them too. */
 		if (key[8] == 'a')
-			st->init_on_alloc = b;
+			st->init_on_alloc = st->mm->init_on_alloc = b;
 		else
-			st->init_on_free = b;
+			st->init_on_free = st->mm->init_on_free = b;
 		return 0;
 	}
 	if (parse_ulong(val, &n))

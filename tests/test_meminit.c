@@ -22,26 +22,12 @@
 #include "mm/mm.h"
 #include "mm/slab.h"
 #include "test.h"
+#include "slub_test.h"
 
 #define CTOR_PATTERN 0x41414141U
 #define CTOR_BYTES   sizeof(unsigned int)
 #define BULK_SIZE    100
 
-static struct mm *new_mm(const char *options)
-{
-	struct mm_config c;
-	char err[256];
-	struct mm *mm;
-
-	mm_config_default(&c);
-	c.quiet = true;
-	mm = mm_create(&c, err, sizeof(err));
-	if (!mm || (options && mm_slub_configure(mm, options, err, sizeof(err)))) {
-		fprintf(stderr, "mm: %s\n", err);
-		exit(1);
-	}
-	return mm;
-}
 
 __attribute__((no_sanitize("address"), noinline)) static unsigned char peek8(const void *p)
 {

@@ -11,40 +11,12 @@
 #include "mm/mm.h"
 #include "mm/slab.h"
 #include "test.h"
+#include "slub_test.h"
 
 /* ASan builds add generic KASAN's redzone after every object: strides grow. */
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN_BUILD 1
-#endif
-#endif
-#ifndef ASAN_BUILD
-#define ASAN_BUILD 0
-#endif
 /* The stride without KASAN, or at least the object plus KASAN's redzone with it. */
 #define STRIDE_IS(size, plain) (ASAN_BUILD ? (size) >= (plain) && (size) % 8 == 0 : (size) == (plain))
 
-static struct mm *new_mm(const char *options)
-{
-	struct mm_config c;
-	char err[256];
-	struct mm *mm;
-
-	mm_config_default(&c);
-	c.quiet = true;
-	mm = mm_create(&c, err, sizeof(err));
-	if (!mm) {
-		fprintf(stderr, "mm_create: %s\n", err);
-		exit(1);
-	}
-	if (options && mm_slub_configure(mm, options, err, sizeof(err))) {
-		fprintf(stderr, "mm_slub_configure: %s\n", err);
-		exit(1);
-	}
-	return mm;
-}
 
 static unsigned long stat_of(struct kmem_cache *s, enum slub_stat_item i)
 {

@@ -17,34 +17,10 @@
 #include "mm/mm.h"
 #include "mm/slab.h"
 #include "test.h"
+#include "slub_test.h"
 
 /* Under ASan, KASAN catches bad frees first and stops the program (test_slub_kasan.c). */
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN_BUILD 1
-#endif
-#endif
-#ifndef ASAN_BUILD
-#define ASAN_BUILD 0
-#endif
 
-static struct mm *new_mm(const char *options)
-{
-	struct mm_config c;
-	char err[256];
-	struct mm *mm;
-
-	mm_config_default(&c);
-	c.quiet = true;
-	mm = mm_create(&c, err, sizeof(err));
-	if (!mm || (options && mm_slub_configure(mm, options, err, sizeof(err)))) {
-		fprintf(stderr, "mm: %s\n", err);
-		exit(1);
-	}
-	return mm;
-}
 
 __attribute__((no_sanitize("address"), noinline)) static void poke8(void *p, unsigned char v)
 {

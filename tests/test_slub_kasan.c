@@ -16,17 +16,11 @@
 #include "mm/mm.h"
 #include "mm/slab.h"
 #include "test.h"
+#include "slub_test.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN_BUILD 1
-#endif
-#endif
 
-#ifdef ASAN_BUILD
-static struct mm *new_mm(const char *options)
+#if ASAN_BUILD
+static struct mm *new_mm_child(const char *options)
 {
 	struct mm_config c;
 	char err[256];
@@ -53,7 +47,7 @@ typedef void (*scenario_fn)(void);
 
 static void kmalloc_oob_tail(void)       /* past the request, inside the object */
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	unsigned char *p = kmalloc(mm, 20, GFP_KERNEL);
 	touch_write(p + 19);                  /* fine */
 	touch_write(p + 20);                  /* one byte too far */
@@ -61,7 +55,7 @@ static void kmalloc_oob_tail(void)       /* past the request, inside the object 
 
 static void kmalloc_oob_exact(void)      /* an object that fills its class: KASAN's redzone */
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	unsigned char *p = kmalloc(mm, 64, GFP_KERNEL);
 	unsigned char *q = kmalloc(mm, 64, GFP_KERNEL);
 	sink = q;
@@ -71,7 +65,7 @@ static void kmalloc_oob_exact(void)      /* an object that fills its class: KASA
 
 static void kmalloc_uaf(void)
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	unsigned char *p = kmalloc(mm, 32, GFP_KERNEL);
 	kfree(mm, p);
 	sink = (void *)(uintptr_t)touch_read(p);
@@ -79,7 +73,7 @@ static void kmalloc_uaf(void)
 
 static void kmalloc_double_free(void)
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	unsigned char *p = kmalloc(mm, 128, GFP_KERNEL);
 	kfree(mm, p);
 	kfree(mm, p);
@@ -87,14 +81,14 @@ static void kmalloc_double_free(void)
 
 static void kmalloc_invalid_free(void)
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	unsigned char *p = kmalloc(mm, 128, GFP_KERNEL);
 	kfree(mm, p + 8);
 }
 
 static void cache_oob(void)
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	struct kmem_cache *s = kmem_cache_create(mm, "kasan-40", 40, 0, 0, NULL);
 	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
 	touch_write(p + 39);
@@ -103,7 +97,7 @@ static void cache_oob(void)
 
 static void cache_uaf(void)
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	struct kmem_cache *s = kmem_cache_create(mm, "kasan-uaf", 100, 0, 0, NULL);
 	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
 	kmem_cache_free(s, p);
@@ -112,7 +106,7 @@ static void cache_uaf(void)
 
 static void cache_double_free(void)
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	struct kmem_cache *s = kmem_cache_create(mm, "kasan-df", 100, 0, SLAB_CONSISTENCY_CHECKS, NULL);
 	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
 	kmem_cache_free(s, p);
@@ -121,7 +115,7 @@ static void cache_double_free(void)
 
 static void cache_invalid_free(void)
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	struct kmem_cache *s = kmem_cache_create(mm, "kasan-if", 100, 0, 0, NULL);
 	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
 	kmem_cache_free(s, p + 4);
@@ -129,7 +123,7 @@ static void cache_invalid_free(void)
 
 static void large_oob(void)
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	unsigned char *p = kmalloc(mm, 10000, GFP_KERNEL);
 	touch_write(p + 9999);
 	touch_write(p + 10000);
@@ -137,7 +131,7 @@ static void large_oob(void)
 
 static void large_uaf(void)
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	unsigned char *p = kmalloc(mm, 50000, GFP_KERNEL);
 	kfree(mm, p);
 	sink = (void *)(uintptr_t)touch_read(p + 20000);
@@ -145,7 +139,7 @@ static void large_uaf(void)
 
 static void large_double_free(void)
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	unsigned char *p = kmalloc(mm, 50000, GFP_KERNEL);
 	kfree(mm, p);
 	kfree(mm, p);
@@ -153,14 +147,14 @@ static void large_double_free(void)
 
 static void large_invalid_free(void)
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	unsigned char *p = kmalloc(mm, 50000, GFP_KERNEL);
 	kfree(mm, p + 4096);
 }
 
 static void ksize_no_unpoison(void)      /* ksize() reports, it does not hand out the slack */
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	unsigned char *p = kmalloc(mm, 100, GFP_KERNEL);
 	size_t n = ksize(mm, p);              /* 128 */
 	touch_write(p + n - 1);
@@ -168,7 +162,7 @@ static void ksize_no_unpoison(void)      /* ksize() reports, it does not hand ou
 
 static void krealloc_shrink_oob(void)
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	unsigned char *p = kmalloc(mm, 100, GFP_KERNEL);
 	p = krealloc(mm, p, 50, GFP_KERNEL);
 	touch_write(p + 49);
@@ -178,7 +172,7 @@ static void krealloc_shrink_oob(void)
 /* The quarantine delays reuse: a stale pointer still faults after many allocations. */
 static void quarantine_uaf(void)
 {
-	struct mm *mm = new_mm("kasan_quarantine=1000000");
+	struct mm *mm = new_mm_child("kasan_quarantine=1000000");
 	unsigned char *p = kmalloc(mm, 64, GFP_KERNEL);
 	kfree(mm, p);
 	for (int i = 0; i < 200; i++)
@@ -190,7 +184,7 @@ static void quarantine_uaf(void)
  * reason KASAN has one.  This child must *survive*. */
 static void no_quarantine_reuse(void)
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm_child(NULL);
 	unsigned char *p = kmalloc(mm, 64, GFP_KERNEL);
 	kfree(mm, p);
 	unsigned char *q = kmalloc(mm, 64, GFP_KERNEL);
@@ -204,7 +198,7 @@ static void no_quarantine_reuse(void)
 /* Correct use next to the limits must pass: fill every kmalloc class to the byte. */
 static void exact_use_is_fine(void)
 {
-	struct mm *mm = new_mm("kasan_quarantine=100000");
+	struct mm *mm = new_mm_child("kasan_quarantine=100000");
 	for (size_t size = 1; size <= 20000; size += (size < 300 ? 1 : 97)) {
 		unsigned char *p = kmalloc(mm, size, GFP_KERNEL);
 		memset(p, 0x11, size);

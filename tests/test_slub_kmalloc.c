@@ -12,33 +12,8 @@
 #include "mm/mm.h"
 #include "mm/slab.h"
 #include "test.h"
+#include "slub_test.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN_BUILD 1
-#endif
-#endif
-#ifndef ASAN_BUILD
-#define ASAN_BUILD 0
-#endif
-
-static struct mm *new_mm(void)
-{
-	struct mm_config c;
-	char err[256];
-	struct mm *mm;
-
-	mm_config_default(&c);
-	c.quiet = true;
-	mm = mm_create(&c, err, sizeof(err));
-	if (!mm) {
-		fprintf(stderr, "mm_create: %s\n", err);
-		exit(1);
-	}
-	return mm;
-}
 
 static const unsigned int classes[] = { 8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192 };
 
@@ -53,7 +28,7 @@ static unsigned int class_of(size_t size)
 
 static void test_size_classes(void)
 {
-	struct mm *mm = new_mm();
+	struct mm *mm = new_mm(NULL);
 	char name[32];
 
 	for (size_t size = 1; size <= KMALLOC_MAX_CACHE_SIZE; size += (size < 300 ? 1 : 37)) {
@@ -107,7 +82,7 @@ static void test_size_classes(void)
 
 static void test_large(void)
 {
-	struct mm *mm = new_mm();
+	struct mm *mm = new_mm(NULL);
 	size_t sizes[] = { 8193, 12000, 16384, 16385, 100000, 1 << 20 };
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -147,7 +122,7 @@ static void test_large(void)
 
 static void test_zero_and_null(void)
 {
-	struct mm *mm = new_mm();
+	struct mm *mm = new_mm(NULL);
 	unsigned long r = mm_nr_reports(mm);
 
 	CHECK(kmalloc(mm, 0, GFP_KERNEL) == ZERO_SIZE_PTR);
@@ -199,7 +174,7 @@ __attribute__((no_sanitize("address"), noinline)) static unsigned char peek8(con
 
 static void test_krealloc(void)
 {
-	struct mm *mm = new_mm();
+	struct mm *mm = new_mm(NULL);
 	unsigned char *p, *q;
 
 	/* NULL: kmalloc; 0: kfree and ZERO_SIZE_PTR */
@@ -263,7 +238,7 @@ static void test_krealloc(void)
 
 static void test_array(void)
 {
-	struct mm *mm = new_mm();
+	struct mm *mm = new_mm(NULL);
 	unsigned long r = mm_nr_reports(mm);
 
 	CHECK(kmalloc_array(mm, SIZE_MAX / 8 + 1, 8, GFP_KERNEL) == NULL);
@@ -288,7 +263,7 @@ static void test_array(void)
 /* Frees of things that are not kmalloc objects: reported, nothing changes. */
 static void test_bad_kfree(void)
 {
-	struct mm *mm = new_mm();
+	struct mm *mm = new_mm(NULL);
 	int on_stack;
 	unsigned long r = mm_nr_reports(mm);
 

@@ -24,17 +24,8 @@
 #include "mm/mm.h"
 #include "mm/slab.h"
 #include "test.h"
+#include "slub_test.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN_BUILD 1
-#endif
-#endif
-#ifndef ASAN_BUILD
-#define ASAN_BUILD 0
-#endif
 
 enum mode { KERNEL, FZP, STRING, NR_MODES };
 static const char *const mode_name[NR_MODES] = { "kernel flags", "FZP flags", "slub_debug string" };
@@ -58,7 +49,7 @@ __attribute__((no_sanitize("address"), noinline)) static void pokew(void *p, uin
 	memcpy(p, &v, sizeof(v));
 }
 
-static struct mm *new_mm(enum mode m)
+static struct mm *new_mm_mode(enum mode m)
 {
 	struct mm_config c;
 	char err[256];
@@ -112,7 +103,7 @@ static struct kmem_cache *make(struct mm *mm, enum mode m, const char *name, uns
 /* test_clobber_zone: p[64] = 0x12 on an allocated object: 2 */
 static void test_clobber_zone(enum mode m)
 {
-	struct mm *mm = new_mm(m);
+	struct mm *mm = new_mm_mode(m);
 	struct kmem_cache *s = make(mm, m, "TestSlub_RZ_alloc", 64, SLAB_RED_ZONE, 0);
 	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
 	REQUIRE(p);
@@ -131,7 +122,7 @@ static void test_clobber_zone(enum mode m)
 /* test_next_pointer: 3, then 2 after restoring the pointer, then 0 */
 static void test_next_pointer(enum mode m)
 {
-	struct mm *mm = new_mm(m);
+	struct mm *mm = new_mm_mode(m);
 	struct kmem_cache *s = make(mm, m, "TestSlub_next_ptr_free", 64, SLAB_POISON, 0);
 	struct kmem_cache_info info;
 	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
@@ -166,7 +157,7 @@ static void test_next_pointer(enum mode m)
 /* test_first_word: *p = 0x78 on a free poisoned object: 2 */
 static void test_first_word(enum mode m)
 {
-	struct mm *mm = new_mm(m);
+	struct mm *mm = new_mm_mode(m);
 	struct kmem_cache *s = make(mm, m, "TestSlub_1th_word_free", 64, SLAB_POISON, 0);
 	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
 	REQUIRE(p);
@@ -182,7 +173,7 @@ static void test_first_word(enum mode m)
 /* test_clobber_50th_byte: p[50] = 0x9a on a free poisoned object: 2 */
 static void test_clobber_50th_byte(enum mode m)
 {
-	struct mm *mm = new_mm(m);
+	struct mm *mm = new_mm_mode(m);
 	struct kmem_cache *s = make(mm, m, "TestSlub_50th_word_free", 64, SLAB_POISON, 0);
 	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
 	REQUIRE(p);
@@ -197,7 +188,7 @@ static void test_clobber_50th_byte(enum mode m)
 /* test_clobber_redzone_free: p[64] = 0xab after the free: 2 */
 static void test_clobber_redzone_free(enum mode m)
 {
-	struct mm *mm = new_mm(m);
+	struct mm *mm = new_mm_mode(m);
 	struct kmem_cache *s = make(mm, m, "TestSlub_RZ_free", 64, SLAB_RED_ZONE, 0);
 	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
 	REQUIRE(p);
@@ -212,7 +203,7 @@ static void test_clobber_redzone_free(enum mode m)
 /* test_kmalloc_redzone_access: p[18], p[19] of an 18-byte kmalloc from a 32-byte cache: 2 */
 static void test_kmalloc_redzone_access(enum mode m)
 {
-	struct mm *mm = new_mm(m);
+	struct mm *mm = new_mm_mode(m);
 	struct kmem_cache *s = make(mm, m, "TestSlub_RZ_kmalloc", 32, SLAB_RED_ZONE, SLAB_KMALLOC | SLAB_STORE_USER);
 	unsigned char *p = kmalloc_trace(s, GFP_KERNEL, 18);
 	REQUIRE(p);
@@ -229,7 +220,7 @@ static void test_kmalloc_redzone_access(enum mode m)
 /* test_krealloc_redzone_zeroing: the kmalloc red zone follows krealloc; validation finds 0 */
 static void test_krealloc_redzone_zeroing(enum mode m)
 {
-	struct mm *mm = new_mm(m);
+	struct mm *mm = new_mm_mode(m);
 	struct kmem_cache *s = make(mm, m, "TestSlub_krealloc", 64, SLAB_RED_ZONE, SLAB_KMALLOC | SLAB_STORE_USER);
 	unsigned char *p = kmalloc_trace(s, GFP_KERNEL, 48);
 	int bad = 0;
@@ -265,7 +256,7 @@ static void test_krealloc_redzone_zeroing(enum mode m)
 /* test_leak_destroy: one object left, kmem_cache_destroy: 2 */
 static void test_leak_destroy(enum mode m)
 {
-	struct mm *mm = new_mm(m);
+	struct mm *mm = new_mm_mode(m);
 	struct kmem_cache *s = make(mm, m, "TestSlub_leak_destroy", 64, 0, 0);
 	void *p = kmem_cache_alloc(s, GFP_KERNEL);
 	REQUIRE(p);

@@ -144,6 +144,11 @@ def fired(rc, out, to):
     for l in bad:
         if re.search(r"\bhang\b", l, re.I):
             return "hang"
+    for l in bad:
+        if "contract" in l:
+            return "contract"
+    if any("CHECK failed" in l for l in lines):
+        return "check"
     if rc is not None and rc < 0:
         return "abort" if rc == -signal.SIGABRT else "signal:%d" % -rc
     if rc == 134:
@@ -154,7 +159,7 @@ def fired(rc, out, to):
 def excerpt(out):
     """The first line that says what went wrong (for the JSON)."""
     for l in out.splitlines():
-        if re.search(r"ERROR: |runtime error:|FAILURE:|violation|FAIL", l):
+        if re.search(r"ERROR: |runtime error:|FAILURE:|violation|CHECK failed|FAIL", l):
             return l.strip()[:300]
     return ""
 

@@ -36,6 +36,7 @@ void reserve_highatomic_pageblock(struct zone *zone, struct page *page, unsigned
 bool unreserve_highatomic_pageblock(struct mm *mm, int highest_zoneidx, bool force);
 void zone_free_page_range(struct zone *zone, unsigned long pfn, unsigned int order, int mt);
 void split_large_buddy(struct zone *zone, struct page *page, unsigned long pfn, unsigned int order);
+void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt);
 
 /* ---- page/alloc.c ---- */
 int gfp_zone(gfp_t gfp);

@@ -487,14 +487,14 @@ out_unlock:
 }
 
 /*
- * A pageblock of a type that does not merge (highatomic) became mergeable
- * again: a whole free pageblock-or-larger block at its start was kept from
- * merging with its buddy only by the old type, so free it again to make
- * coalescing maximal (invariant B3).  Blocks below pageblock_order merged
+ * A pageblock changed type (highatomic became mergeable again, or two
+ * neighbours are now both isolated): a whole free pageblock-or-larger block
+ * at its start may now merge with its buddy, which it was kept from by the
+ * old type - free it again to make coalescing maximal (invariant B3).  Blocks below pageblock_order merged
  * inside the pageblock as usual.  Called under zone->lock after the free
  * blocks moved to @mt's lists.
  */
-static void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt)
+void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt)
 {
 	struct mm *mm = zone->mm;
 	unsigned long start = pfn & ~(pageblock_nr_pages(mm) - 1);

@@ -82,6 +82,8 @@ int mm_isolate_pageblock(struct mm *mm, unsigned long pfn)
 	split_covering_block(zone, pfn);
 	unsigned long nr = move_freepages_block(zone, page, MIGRATE_ISOLATE);
 	__mod_zone_freepage_state(zone, -(long)nr, mt);
+	/* Two isolated neighbours merge like any two pageblocks of one type (B3). */
+	remerge_pageblock(zone, pfn, MIGRATE_ISOLATE);
 	spin_unlock_irqrestore(&zone->lock, flags);
 	return 0;
 }
@@ -98,6 +100,25 @@ int mm_unisolate_pageblock(struct mm *mm, unsigned long pfn)
 	if (!is_migrate_isolate(get_pfnblock_migratetype(mm, page, pfn))) {
 		spin_unlock_irqrestore(&zone->lock, flags);
 		return -1;
+	}
+	/*
+	 * Isolated neighbours merge (mm_isolate_pageblock), so this pageblock
+	 * may lie inside a larger isolated free block: take that block off the
+	 * list and free it again pageblock by pageblock - this one now movable
+	 * (and counted), the others still isolated.
+	 */
+	for (unsigned int o = mm->pageblock_order + 1; o <= MAX_ORDER(mm); o++) {
+		unsigned long head = pfn & ~((1UL << o) - 1);
+		if (!__pfn_valid(mm, head))
+			continue;
+		struct page *hp = __pfn_to_page(mm, head);
+		if (!PageBuddy(hp) || buddy_order(hp) != o || page_zonenum(hp) != (unsigned)zone->idx)
+			continue;
+		del_page_from_free_list(zone, hp, o);   /* isolated: never counted */
+		set_pageblock_migratetype(zone, pfn, MIGRATE_MOVABLE);
+		split_large_buddy(zone, hp, head, o);
+		spin_unlock_irqrestore(&zone->lock, flags);
+		return 0;
 	}
 	set_pageblock_migratetype(zone, pfn, MIGRATE_MOVABLE);
 	unsigned long nr = move_freepages_block(zone, page, MIGRATE_MOVABLE);

@@ -12,8 +12,6 @@
  *
  * Usage: bench_pages [--json FILE] [--quick]
  */
-#include <dlfcn.h>
-#include <unistd.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,50 +128,23 @@ static double bench_page_fault1(bool prefetch, int threads)
 	return (double)total / (quick ? 0.3 : 2.0);
 }
 
-/*
- * malloc(4096)+free of a peer allocator, resolved with dlopen so a missing
- * one is a row, not a failure.  jemalloc cannot be dlopen'ed (its TLS is
- * initial-exec): it is measured in a child process that LD_PRELOADs it and
- * times the default malloc (--peer-default).
- */
-struct peer {
-	const char *name, *lib, *malloc_sym, *free_sym;
-	bool preload;
-};
-
-static const struct peer peers[] = {
-	{ "glibc", NULL, "malloc", "free", false },
-	{ "tcmalloc", "libtcmalloc_minimal.so.4", "tc_malloc", "tc_free", false },
-	{ "jemalloc", "libjemalloc.so.2", "malloc", "free", true },
-	{ "mimalloc", "libmimalloc.so.2", "mi_malloc", "mi_free", false },
-};
-
-static bool bench_peer_preloaded(const struct peer *p, struct bench_result *r)
+/* malloc(4096)+free of a peer allocator (bench/common.h resolves it; jemalloc in a child). */
+static bool bench_peer_preloaded(const struct bench_peer *p, struct bench_result *r)
 {
-	char self[512], cmd[1200];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return false;
-	self[n] = 0;
-	snprintf(cmd, sizeof(cmd), "LD_PRELOAD=%s '%s' --peer-default%s 2>/dev/null", p->lib, self,
-		 quick ? " --quick" : "");
-	FILE *f = popen(cmd, "r");
+	FILE *f = bench_peer_child(p, quick);
 	if (!f)
 		return false;
 	bool ok = fscanf(f, "%lf %lf", &r->ns, &r->cycles) == 2;
 	return pclose(f) == 0 && ok;
 }
 
-static bool bench_peer(const struct peer *p, struct bench_result *r)
+static bool bench_peer(const struct bench_peer *p, struct bench_result *r)
 {
 	if (p->preload)
 		return bench_peer_preloaded(p, r);
-	void *h = p->lib ? dlopen(p->lib, RTLD_NOW | RTLD_LOCAL) : RTLD_DEFAULT;
-	if (p->lib && !h)
-		return false;
-	void *(*m)(size_t) = (void *(*)(size_t))dlsym(h, p->malloc_sym);
-	void (*f)(void *) = (void (*)(void *))dlsym(h, p->free_sym);
-	if (!m || !f)
+	void *(*m)(size_t);
+	void (*f)(void *);
+	if (!bench_peer_fns(p, &m, &f))
 		return false;
 	unsigned long loops = quick ? 500000 : 5000000;
 	for (int i = 0; i < 1000; i++)
@@ -205,7 +176,7 @@ int main(int argc, char **argv)
 	if (peer_default) {
 		struct bench_result r;
 		bench_calibrate();
-		if (!bench_peer(&peers[0], &r))
+		if (!bench_peer(&bench_peers[0], &r))
 			return 1;
 		printf("%f %f\n", r.ns, r.cycles);
 		return 0;
@@ -244,16 +215,16 @@ int main(int argc, char **argv)
 
 	printf("\nReference rows (same run):\n");
 	double fastest = 0;
-	for (size_t i = 0; i < sizeof(peers) / sizeof(peers[0]); i++) {
+	for (size_t i = 0; i < BENCH_NR_PEERS; i++) {
 		struct bench_result r;
-		if (!bench_peer(&peers[i], &r)) {
-			printf("peer malloc(4096)+free %s: not available (%s: apt-get install %s)\n", peers[i].name,
-			       peers[i].lib, i == 1 ? "libtcmalloc-minimal4" : i == 2 ? "libjemalloc2" : "libmimalloc2.0");
+		if (!bench_peer(&bench_peers[i], &r)) {
+			printf("peer malloc(4096)+free %s: not available (%s: apt-get install %s)\n", bench_peers[i].name,
+			       bench_peers[i].lib, bench_peers[i].pkg);
 			continue;
 		}
-		printf("peer malloc(4096)+free %s: %.1f ns\n", peers[i].name, r.ns);
+		printf("peer malloc(4096)+free %s: %.1f ns\n", bench_peers[i].name, r.ns);
 		char key[64];
-		snprintf(key, sizeof(key), "peer_malloc4096_free_%s_ns", peers[i].name);
+		snprintf(key, sizeof(key), "peer_malloc4096_free_%s_ns", bench_peers[i].name);
 		bench_json_add(js, key, r.ns);
 		if (!fastest || r.ns < fastest)
 			fastest = r.ns;

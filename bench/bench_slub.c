@@ -286,31 +286,10 @@ static void peer_f(void *p, void *ctx) { ((struct malloc_fns *)ctx)->f(p); }
 static void *km_m(size_t n, void *ctx) { return kmalloc((struct mm *)ctx, n, GFP_KERNEL); }
 static void km_f(void *p, void *ctx) { kfree((struct mm *)ctx, p); }
 
-struct peer {
-	const char *name, *lib, *malloc_sym, *free_sym, *pkg;
-	bool preload;
-};
-
-static const struct peer peers[] = {
-	{ "glibc", NULL, "malloc", "free", "libc6", false },
-	{ "jemalloc", "libjemalloc.so.2", "malloc", "free", "libjemalloc2", true },
-	{ "mimalloc", "libmimalloc.so.2", "mi_malloc", "mi_free", "libmimalloc2.0", false },
-	{ "tcmalloc", "libtcmalloc_minimal.so.4", "tc_malloc", "tc_free", "libtcmalloc-minimal4", false },
-};
-
-static bool bench_peer(const struct peer *p, struct bench_result r[4]);
-
-/* jemalloc's TLS is initial-exec: measure it in a child that LD_PRELOADs it. */
-static bool bench_peer_preloaded(const struct peer *p, struct bench_result r[4])
+/* jemalloc's TLS is initial-exec: measured in a child that LD_PRELOADs it (bench/common.h). */
+static bool bench_peer_preloaded(const struct bench_peer *p, struct bench_result r[4])
 {
-	char self[512], cmd[1200];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return false;
-	self[n] = 0;
-	snprintf(cmd, sizeof(cmd), "LD_PRELOAD=%s '%s' --peer-default%s 2>/dev/null", p->lib, self,
-		 quick ? " --quick" : "");
-	FILE *f = popen(cmd, "r");
+	FILE *f = bench_peer_child(p, quick);
 	if (!f)
 		return false;
 	bool ok = true;
@@ -321,15 +300,12 @@ static bool bench_peer_preloaded(const struct peer *p, struct bench_result r[4])
 	return pclose(f) == 0 && ok;
 }
 
-static bool bench_peer(const struct peer *p, struct bench_result r[4])
+static bool bench_peer(const struct bench_peer *p, struct bench_result r[4])
 {
 	if (p->preload)
 		return bench_peer_preloaded(p, r);
-	void *h = p->lib ? dlopen(p->lib, RTLD_NOW | RTLD_LOCAL) : RTLD_DEFAULT;
-	if (p->lib && !h)
-		return false;
-	struct malloc_fns fns = { (void *(*)(size_t))dlsym(h, p->malloc_sym), (void (*)(void *))dlsym(h, p->free_sym) };
-	if (!fns.m || !fns.f)
+	struct malloc_fns fns;
+	if (!bench_peer_fns(p, &fns.m, &fns.f))
 		return false;
 	malloc_shape(peer_m, peer_f, &fns, r);
 	return true;
@@ -368,7 +344,7 @@ int main(int argc, char **argv)
 	if (peer_default) {
 		struct bench_result r[4];
 		bench_calibrate();
-		if (!bench_peer(&peers[0], r))
+		if (!bench_peer(&bench_peers[0], r))
 			return 1;
 		for (int i = 0; i < 4; i++)
 			printf("%f %f\n", r[i].ns, r[i].cycles);
@@ -434,14 +410,14 @@ int main(int argc, char **argv)
 	}
 	kmem_cache_destroy(s);
 	mm_destroy(mm);
-	for (size_t i = 0; i < sizeof(peers) / sizeof(peers[0]); i++) {
+	for (size_t i = 0; i < BENCH_NR_PEERS; i++) {
 		struct bench_result r[4];
-		if (!bench_peer(&peers[i], r)) {
-			printf("%-22s| not available (%s: apt-get install %s)\n", peers[i].name,
-			       peers[i].lib ? peers[i].lib : "libc", peers[i].pkg);
+		if (!bench_peer(&bench_peers[i], r)) {
+			printf("%-22s| not available (%s: apt-get install %s)\n", bench_peers[i].name,
+			       bench_peers[i].lib ? bench_peers[i].lib : "libc", bench_peers[i].pkg);
 			continue;
 		}
-		print_shape(js, peers[i].name, r);
+		print_shape(js, bench_peers[i].name, r);
 	}
 
 	printf("\n2007 shape (cmpxchg over 2x faster than irqoff for small kmalloc): "

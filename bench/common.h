@@ -25,7 +25,9 @@
 #define MM_BENCH_COMMON_H
 
 #include <stdint.h>
+#include <dlfcn.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -190,6 +192,52 @@ static inline void bench_print_machine(void)
 		r_->ns = best_ns_ / (double)(loops_ ? loops_ : 1);                        \
 		r_->cycles = best_cy_ / (double)(loops_ ? loops_ : 1);                    \
 	} while (0)
+
+/* ---- peer allocators ---- */
+
+/*
+ * The peers measured next to the model in the same run: resolved with
+ * dlopen so a missing one is a row, not a failure.  jemalloc cannot be
+ * dlopen'ed (its TLS is initial-exec): it is measured in a child process of
+ * the same benchmark that LD_PRELOADs it and times the default malloc
+ * (bench_peer_child(); the benchmark's --peer-default mode).
+ */
+struct bench_peer {
+	const char *name, *lib, *malloc_sym, *free_sym, *pkg;
+	bool preload;
+};
+
+static const struct bench_peer bench_peers[] = {
+	{ "glibc", NULL, "malloc", "free", "libc6", false },
+	{ "jemalloc", "libjemalloc.so.2", "malloc", "free", "libjemalloc2", true },
+	{ "mimalloc", "libmimalloc.so.2", "mi_malloc", "mi_free", "libmimalloc2.0", false },
+	{ "tcmalloc", "libtcmalloc_minimal.so.4", "tc_malloc", "tc_free", "libtcmalloc-minimal4", false },
+};
+#define BENCH_NR_PEERS (sizeof(bench_peers) / sizeof(bench_peers[0]))
+
+/* The peer's malloc and free (the default ones for glibc); false if its library is missing. */
+static inline bool bench_peer_fns(const struct bench_peer *p, void *(**m)(size_t), void (**f)(void *))
+{
+	void *h = p->lib ? dlopen(p->lib, RTLD_NOW | RTLD_LOCAL) : RTLD_DEFAULT;
+	if (p->lib && !h)
+		return false;
+	*m = (void *(*)(size_t))dlsym(h, p->malloc_sym);
+	*f = (void (*)(void *))dlsym(h, p->free_sym);
+	return *m && *f;
+}
+
+/* This benchmark again, with @p LD_PRELOADed and --peer-default: its stdout to parse, or NULL. */
+static inline FILE *bench_peer_child(const struct bench_peer *p, bool quick)
+{
+	char self[512], cmd[1200];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	snprintf(cmd, sizeof(cmd), "LD_PRELOAD=%s '%s' --peer-default%s 2>/dev/null", p->lib, self,
+		 quick ? " --quick" : "");
+	return popen(cmd, "r");
+}
 
 /* ---- JSON ---- */
 

@@ -89,7 +89,10 @@ def build(bug, dets):
     t0 = time.time()
     if not os.path.exists(os.path.join(d, "CMakeCache.txt")):
         env = dict(os.environ, MM_INJECT=inj)
-        r = subprocess.run(["cmake", "--preset", "bugzoo", "-B", d, "-DMM_INJECT=" + inj], cwd=ROOT, env=env,
+        # -Werror off for injected variants: an injection may leave a helper unused
+        # (pcp-bulk-count-unclamped leaves nr_pcp_free); the correct build keeps it.
+        werr = [] if not inj else ["-DMM_WERROR=OFF"]
+        r = subprocess.run(["cmake", "--preset", "bugzoo", "-B", d, "-DMM_INJECT=" + inj] + werr, cwd=ROOT, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if r.returncode:
             die("configuring %s failed:\n%s" % (d, r.stdout[-3000:]))
@@ -97,7 +100,10 @@ def build(bug, dets):
     r = subprocess.run(["ninja", "-C", d, "-j", str(JOBS)] + targets, cwd=ROOT,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode:
-        die("building %s (%s) failed:\n%s" % (d, " ".join(targets), r.stdout[-4000:]))
+        if bug == "none":
+            die("building %s (%s) failed:\n%s" % (d, " ".join(targets), r.stdout[-4000:]))
+        log("BUILD FAILED %s:\n%s" % (d, r.stdout[-2000:]))
+        return None
     log("built %-28s %5.1f s (%s)" % ("bugzoo-" + bug, time.time() - t0, " ".join(targets)))
     return time.time() - t0
 
@@ -419,6 +425,13 @@ def main(root, args, doc):
             bugs.append(bug_entry(bug, []))
             continue
         build_s[bug] = build(bug, plan[bug])
+        if build_s[bug] is None:
+            build_s[bug] = 0.0
+            e = bug_entry(bug, [])
+            e["build_failed"] = True
+            bugs.append(e)
+            regress.append(bug) if smoke else None
+            continue
         dets = [R.detector(d, bug) for d in plan[bug]]
         e = bug_entry(bug, dets)
         bugs.append(e)

@@ -1,0 +1,46 @@
+#!/bin/bash -eu
+# OSS-Fuzz / ClusterFuzzLite build for mmfuzz.  Uses only what the builder
+# gives: $CC $CFLAGS $LIB_FUZZING_ENGINE $OUT $SRC (and $WORK if set).
+# Every target listed in targets/TARGETS becomes $OUT/fuzz_<target> with
+# fuzz_<target>_seed_corpus.zip, fuzz_<target>.dict and fuzz_<target>.options.
+cd "$SRC/mmfuzz"
+build="${WORK:-/tmp}/mmfuzz-oss-fuzz"
+rm -rf "$build"
+mkdir -p "$build"
+
+flags="-std=gnu11 -D_GNU_SOURCE -DMM_DEBUG=2 -DMM_TEST_HOOKS=1 -mcx16"
+incs="-Iallocator/include -Iallocator -Itargets -Itargets/common"
+
+objs=()
+for f in $(find allocator -name '*.c' | sort) targets/common/*.c; do
+	case "$f" in
+	targets/common/replay_main.c | targets/common/afl_main.c) continue ;;   # the engine brings main()
+	esac
+	o="$build/$(echo "$f" | tr / _).o"
+	$CC $CFLAGS $flags $incs -c "$f" -o "$o"
+	objs+=("$o")
+done
+
+zip_dir() {   # zip_dir OUT.zip DIR: the inputs of DIR (not its src/ op text)
+	if command -v zip >/dev/null; then
+		(cd "$2" && find . -maxdepth 1 -type f -print0 | xargs -0 -r zip -q -j "$1")
+	else
+		python3 - "$1" "$2" <<'PY'
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for n in sorted(os.listdir(sys.argv[2])):
+        p = os.path.join(sys.argv[2], n)
+        if os.path.isfile(p):
+            z.write(p, n)
+PY
+	fi
+}
+
+for t in $(grep -v '^#' targets/TARGETS | sed '/^[[:space:]]*$/d'); do
+	$CC $CFLAGS $flags $incs -c "targets/$t.c" -o "$build/target_$t.o"
+	$CC $CFLAGS "$build/target_$t.o" "${objs[@]}" $LIB_FUZZING_ENGINE -lpthread -o "$OUT/fuzz_$t"
+	rm -f "$OUT/fuzz_${t}_seed_corpus.zip"
+	zip_dir "$OUT/fuzz_${t}_seed_corpus.zip" "corpus/$t"
+	cp "corpus/$t.dict" "$OUT/fuzz_$t.dict"
+	cp "corpus/$t.options" "$OUT/fuzz_$t.options"
+done

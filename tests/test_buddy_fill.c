@@ -30,6 +30,7 @@
 #include "internal.h"
 #include "page/pcp.h"
 #include "test.h"
+#include "buddy_test.h"
 
 #define FILL_GFP (GFP_HIGHUSER_MOVABLE | __GFP_MEMALLOC | __GFP_NORETRY)
 
@@ -45,18 +46,6 @@ static uint64_t rnd(void)
 static unsigned long rnd_below(unsigned long n) { return n ? (unsigned long)(rnd() % n) : 0; }
 
 /* ---- the configuration's own view of memory ---- */
-
-/* The zone a pfn belongs to according to @c, or -1 for holes and outside. */
-static int cfg_zone_of(const struct mm_config *c, unsigned long pfn)
-{
-	for (unsigned int i = 0; i < c->nr_holes; i++)
-		if (pfn >= c->holes[i].start_pfn && pfn < c->holes[i].end_pfn)
-			return -1;
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		if (pfn >= c->zones[z].start_pfn && pfn < c->zones[z].end_pfn)
-			return z;
-	return -1;
-}
 
 static unsigned long cfg_pages(const struct mm_config *c, int max_zone)
 {

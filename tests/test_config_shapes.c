@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "page/pcp.h"
 #include "test.h"
+#include "buddy_test.h"
 
 #define MEMALLOC (__GFP_MEMALLOC | __GFP_NORETRY)
 
@@ -35,17 +36,6 @@ static uint64_t rnd(void)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
-}
-
-static int cfg_zone_of(const struct mm_config *c, unsigned long pfn)
-{
-	for (unsigned int i = 0; i < c->nr_holes; i++)
-		if (pfn >= c->holes[i].start_pfn && pfn < c->holes[i].end_pfn)
-			return -1;
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		if (pfn >= c->zones[z].start_pfn && pfn < c->zones[z].end_pfn)
-			return z;
-	return -1;
 }
 
 /* Naturally aligned order-@o blocks whose every pfn is a valid pfn of zone @z. */
@@ -136,24 +126,6 @@ static void free_all_random(struct world *w)
 	}
 }
 
-struct snap {
-	unsigned long nr_free[MAX_NR_ZONES][MM_NR_ORDERS_LIMIT];
-	long free[MAX_NR_ZONES];
-};
-
-static void snap_take(struct mm *mm, struct snap *s)
-{
-	memset(s, 0, sizeof(*s));
-	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *zone = mm_zone(mm, z);
-		if (!zone)
-			continue;
-		s->free[z] = zone_free_pages(zone);
-		for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++)
-			s->nr_free[z][o] = zone_nr_free(zone, o);
-	}
-}
-
 /* The gfp whose highest zone is @z (the zonelist then falls back below it). */
 static gfp_t zone_gfp(int z)
 {
@@ -190,8 +162,8 @@ static void run_machine(const char *name, const struct mm_config *cfg, int check
 			: pfn_to_page(mm, pfn) == NULL);
 	}
 
-	struct snap s0, s1;
-	snap_take(mm, &s0);
+	struct free_snap s0, s1;
+	free_snap_take(mm, &s0);
 	CHECK_MM(mm, 3);
 
 	struct world w = {
@@ -224,7 +196,7 @@ static void run_machine(const char *name, const struct mm_config *cfg, int check
 		free_all_random(&w);
 		drain_all_pages(mm, NULL);
 		CHECK_MM(mm, 3);
-		snap_take(mm, &s1);
+		free_snap_take(mm, &s1);
 		CHECK_MSG(memcmp(&s0, &s1, sizeof(s0)) == 0, "%s: order %u: free lists differ from creation", name,
 			  order);
 	}
@@ -240,7 +212,7 @@ static void run_machine(const char *name, const struct mm_config *cfg, int check
 			CHECK_MSG(p == NULL, "%s: gfp for zone %d allocated from a zone above it", name, z);
 		}
 	}
-	snap_take(mm, &s1);
+	free_snap_take(mm, &s1);
 	CHECK(memcmp(&s0, &s1, sizeof(s0)) == 0);
 	CHECK_MM(mm, 3);
 	CHECK(mm_nr_reports(mm) == 0);

@@ -20,6 +20,7 @@
 #include "internal.h"
 #include "page/pcp.h"
 #include "test.h"
+#include "buddy_test.h"
 
 static const char *const zone_names[MAX_NR_ZONES] = { "DMA", "DMA32", "Normal", "Movable" };
 static const char *const type_names[MIGRATE_TYPES] = { "Unmovable", "Movable", "Reclaimable", "HighAtomic",
@@ -34,17 +35,6 @@ static char *dump(struct mm *mm, void (*fn)(struct mm *, FILE *))
 	fn(mm, f);
 	fclose(f);
 	return buf;
-}
-
-static int cfg_zone_of(const struct mm_config *c, unsigned long pfn)
-{
-	for (unsigned int i = 0; i < c->nr_holes; i++)
-		if (pfn >= c->holes[i].start_pfn && pfn < c->holes[i].end_pfn)
-			return -1;
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		if (pfn >= c->zones[z].start_pfn && pfn < c->zones[z].end_pfn)
-			return z;
-	return -1;
 }
 
 /* ---- buddyinfo ---- */

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "page/pcp.h"
 #include "test.h"
+#include "buddy_test.h"
 
 static struct mm *make(unsigned int high, unsigned int batch, bool prefetch)
 {
@@ -34,32 +35,13 @@ static int pcp_count(struct mm *mm, enum zone_type z)
 	return info.count;
 }
 
-/* Snapshot of every zone's free lists, to compare with the state at creation. */
-struct snap {
-	unsigned long nr_free[MAX_NR_ZONES][MM_NR_ORDERS_LIMIT];
-	long free[MAX_NR_ZONES];
-};
-
-static void snap(struct mm *mm, struct snap *s)
-{
-	memset(s, 0, sizeof(*s));
-	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *zone = mm_zone(mm, z);
-		if (!zone)
-			continue;
-		s->free[z] = zone_free_pages(zone);
-		for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++)
-			s->nr_free[z][o] = zone_nr_free(zone, o);
-	}
-}
-
 static void test_refill_and_trim(void)
 {
 	struct mm *mm = make(64, 8, false);
 	struct zone *normal = mm_zone(mm, ZONE_NORMAL);
 	long free0 = zone_free_pages(normal);
-	struct snap s0, s1;
-	snap(mm, &s0);
+	struct free_snap s0, s1;
+	free_snap_take(mm, &s0);
 
 	/* The first allocation refills the empty list with a batch and takes one. */
 	struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
@@ -103,7 +85,7 @@ static void test_refill_and_trim(void)
 	/* Drains give everything back: the buddy is exactly as at creation. */
 	drain_local_pages(mm, NULL);
 	CHECK(pcp_count(mm, ZONE_NORMAL) == 0);
-	snap(mm, &s1);
+	free_snap_take(mm, &s1);
 	CHECK(memcmp(&s0, &s1, sizeof(s0)) == 0);
 	CHECK(mm_vm_event(mm, PGALLOC) == mm_vm_event(mm, PGFREE));
 	CHECK_MM(mm, 3);
@@ -113,8 +95,8 @@ static void test_refill_and_trim(void)
 static void test_drain_all_and_zones(void)
 {
 	struct mm *mm = make(0, 0, false);   /* derived high/batch */
-	struct snap s0, s1;
-	snap(mm, &s0);
+	struct free_snap s0, s1;
+	free_snap_take(mm, &s0);
 	struct page *p[4] = {
 		alloc_pages(mm, GFP_DMA, 0), alloc_pages(mm, GFP_DMA32, 0),
 		alloc_pages(mm, GFP_KERNEL, 1), alloc_pages(mm, GFP_HIGHUSER_MOVABLE, 3),
@@ -133,7 +115,7 @@ static void test_drain_all_and_zones(void)
 	drain_all_pages(mm, NULL);
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		CHECK(pcp_count(mm, z) == 0);
-	snap(mm, &s1);
+	free_snap_take(mm, &s1);
 	CHECK(memcmp(&s0, &s1, sizeof(s0)) == 0);
 	CHECK_MM(mm, 3);
 	mm_destroy(mm);
@@ -201,9 +183,9 @@ static void test_prefetch_same_result(void)
 		__free_pages(a, pa[i], order);
 		__free_pages(b, pb[i], order);
 	}
-	struct snap sa, sb;
-	snap(a, &sa);
-	snap(b, &sb);
+	struct free_snap sa, sb;
+	free_snap_take(a, &sa);
+	free_snap_take(b, &sb);
 	CHECK(memcmp(&sa, &sb, sizeof(sa)) == 0);
 	CHECK_MM(a, 3);
 	CHECK_MM(b, 3);

@@ -443,6 +443,7 @@ void free_unref_page_commit(struct zone *zone, struct per_cpu_pages *pcp, struct
 	if (pcp->count >= high) {
 #ifdef MM_INJECT_PCP_BULK_COUNT_UNCLAMPED
 		/* The 2020 code: trim a whole batch, whatever count is. */
+		(void)nr_pcp_free;
 		free_pcppages_bulk(zone, atomic_load_explicit(&pcp->batch, memory_order_relaxed), pcp, (int)pindex);
 #else
 		free_pcppages_bulk(zone, nr_pcp_free(pcp, high, free_high), pcp, (int)pindex);

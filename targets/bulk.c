@@ -1,0 +1,416 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bulk.c - fuzz target for the bulk page paths: __alloc_pages_bulk into
+ * arrays (some entries pre-populated with pages from alloc_pages; the array
+ * either between guard words or an exact-size heap array, so ASan sees a
+ * read or write past nr_pages) and into lists, and the bulk frees
+ * release_pages (with NULL entries) and free_unref_page_list.  Interrupts
+ * can be injected at the bulk path's preemption points (MM_PP_BULK and the
+ * pcp ones) as in the pcp target.
+ *
+ * The contract checked (Linux 6.6, bulk.c's header):
+ *  - the array variant returns the number of populated entries: the
+ *    non-NULL prefix of the array after the call (so at least the
+ *    pre-populated prefix, at most nr_pages);
+ *  - pre-populated entries are untouched, NULL entries before the return
+ *    value are filled, NULL entries at or after it stay NULL;
+ *  - nothing is written outside [0, nr_pages): the guard words are intact;
+ *  - every new page is a distinct order-0 page no one holds (the shadow's
+ *    C1 and pages.c's checks); the list variant adds exactly the number it
+ *    returns, leaves the entries already on the list in place.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/configs.h"
+#include "common/gfp_args.h"
+#include "common/harness.h"
+#include "common/instance.h"
+#include "common/pages.h"
+#include "common/shadow.h"
+#include "mm/cpu.h"
+#include "mm/list.h"
+
+enum { K_PAGES = MF_K_PAGES, K_IRQ };   /* the task's pages, the interrupt handler's */
+
+#define BULK_MAX   64
+#define GUARDS     4
+#define GUARD_WORD ((struct page *)(uintptr_t)0xdeadbeefcafe5a5aULL)
+
+static const char *const bulk_configs[] = { "micro", "tiny", "default", "holes" };
+static const enum mf_config_kind bulk_config_kind[] = { MF_CFG_MICRO, MF_CFG_TINY, MF_CFG_DEFAULT, MF_CFG_HOLES };
+
+struct bulk_state {
+	unsigned long plan;
+	unsigned int plan_left;
+	bool in_hook;
+	unsigned long irqs;
+	unsigned int nirq;          /* K_IRQ pages live (the handler never frees the task's pages) */
+};
+
+static struct bulk_state bs;
+
+/* ------------------------------------------------------------ interrupts */
+
+/* The handler takes one GFP_ATOMIC page, or gives back the ones it holds. */
+static void irq_handler(struct mm *mm, int cpu, void *ctx)
+{
+	struct mf_ctx *c = ctx;
+	(void)cpu;
+	bs.irqs++;
+	if (c->tearing_down)
+		return;
+	(void)mm;
+	if (bs.nirq < 8 && (bs.irqs & 3) != 0 && !mf_shadow_full(c->sh)) {
+		if (mf_page_alloc(c, 0, GFP_ATOMIC, K_IRQ))
+			bs.nirq++;
+	} else {
+		struct mf_alloc *a = mf_shadow_pick_kind(c->sh, bs.irqs, 1u << K_IRQ);
+		if (a)
+			mf_page_free(c, a, false);
+	}
+}
+
+static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
+{
+	struct mf_ctx *c = ctx;
+	(void)point;
+	if (c->tearing_down || bs.in_hook || !bs.plan_left || mm_in_interrupt())
+		return;
+	unsigned int d = bs.plan & 3;
+	bs.plan >>= 2;
+	bs.plan_left--;
+	bs.in_hook = true;
+	if (d & 1)
+		mm_raise_irq(mm);
+	if (d & 2)
+		mm_migrate_current(mm, MM_CPU_ANY);
+	bs.in_hook = false;
+}
+
+static void irq_forget(struct mf_ctx *c, struct mf_alloc *a)
+{
+	(void)c;
+	if (a->kind == K_IRQ && bs.nirq)
+		bs.nirq--;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+/* Take a page the bulk allocator handed out into the shadow (order 0). */
+static void take(struct mf_ctx *c, struct page *page, gfp_t gfp, const char *how, long i)
+{
+	if (!page)
+		mf_fail(c, "C1", "%s: entry %ld is NULL", how, i);
+	if (virt_to_page(c->mm, page_address(c->mm, page)) != page)
+		mf_fail(c, "C1", "%s: entry %ld (%p) is not a struct page of this memory", how, i, (void *)page);
+	if (mf_shadow_full(c->sh))
+		mf_fail(c, "C1", "harness: the shadow is full (the op keeps room for what it asks)");
+	mf_page_take(c, page, 0, gfp & ~(gfp_t)__GFP_COMP, K_PAGES, gfp & __GFP_ZERO);
+}
+
+/* Up to @n distinct live order-0 allocations from @idx on. */
+static unsigned int pick_order0(struct mf_ctx *c, unsigned long idx, unsigned int n, struct mf_alloc **out)
+{
+	unsigned int got = 0, count = mf_shadow_count(c->sh);
+	for (unsigned int k = 0; k < count && got < n; k++) {
+		struct mf_alloc *a = mf_shadow_pick_kind(c->sh, idx + k, 1u << K_PAGES);
+		if (!a || a->order != 0)
+			continue;
+		bool dup = false;
+		for (unsigned int j = 0; j < got; j++)
+			dup |= out[j] == a;
+		if (!dup)
+			out[got++] = a;
+	}
+	return got;
+}
+
+/* ------------------------------------------------------------ ops */
+
+static void op_alloc(struct mf_ctx *c, struct mf_op *op)
+{
+	unsigned int order = (unsigned int)op->a[0];
+	if (mf_shadow_full(c->sh)) {
+		op->res[0] = -2;
+		return;
+	}
+	mf_res_alloc(op, mf_page_alloc(c, order, (gfp_t)op->a[1], K_PAGES), order);
+}
+
+static void op_bulk_array(struct mf_ctx *c, struct mf_op *op)
+{
+	int n = (int)op->a[0];
+	unsigned long fill = (unsigned long)op->a[1];
+	gfp_t gfp = (gfp_t)op->a[2];
+	bool heap = op->a[3];
+	static struct page *guarded[GUARDS + BULK_MAX + GUARDS];
+	struct page *before[BULK_MAX];
+	struct page **arr;
+	unsigned long pre = 0;
+
+	if (mf_shadow_count(c->sh) + 2 * BULK_MAX + 16 > MF_MAX_LIVE) {
+		op->res[0] = -2;
+		return;
+	}
+	if (heap) {
+		arr = malloc((size_t)(n ? n : 1) * sizeof(*arr));
+		if (!arr)
+			abort();
+	} else {
+		for (int i = 0; i < GUARDS + BULK_MAX + GUARDS; i++)
+			guarded[i] = GUARD_WORD;
+		arr = guarded + GUARDS;
+	}
+	/* Pre-populate: bit i of fill (modulo 32) says entry i holds a page from alloc_pages. */
+	for (int i = 0; i < n; i++) {
+		arr[i] = NULL;
+		if (fill >> (i % 32) & 1) {
+			struct mf_alloc *a = mf_page_alloc(c, 0, GFP_KERNEL, K_PAGES);
+			if (a) {
+				arr[i] = a->handle;
+				pre++;
+			}
+		}
+		before[i] = arr[i];
+	}
+	if (!heap)
+		for (int i = n; i < BULK_MAX + GUARDS; i++)
+			arr[i] = GUARD_WORD;   /* a populated-looking word right after nr_pages */
+	unsigned long irqs = bs.irqs;
+	unsigned long ret = __alloc_pages_bulk(c->mm, gfp, n, NULL, arr);
+	MF_C(c, "\t/* __alloc_pages_bulk(mm, %#x, %d, NULL, arr) returned %lu */\n", gfp, n, ret);
+	op->res[0] = (long)ret;
+	op->res[1] = (long)pre;
+	(void)irqs;
+
+	if (!heap) {
+		for (int i = 0; i < GUARDS; i++)
+			if (guarded[i] != GUARD_WORD)
+				mf_fail(c, "C1", "__alloc_pages_bulk(nr_pages %d) wrote the guard word %d before the array",
+					n, i);
+		for (int i = n; i < BULK_MAX + GUARDS; i++)
+			if (arr[i] != GUARD_WORD)
+				mf_fail(c, "C1", "__alloc_pages_bulk(nr_pages %d) wrote entry %d, past nr_pages", n, i);
+	}
+	int prefix = 0;
+	while (prefix < n && arr[prefix])
+		prefix++;
+	if (ret != (unsigned long)prefix)
+		mf_fail(c, "C1", "__alloc_pages_bulk(nr_pages %d, %lu pre-populated) returned %lu, but the array "
+			"has %d populated entries before the first NULL", n, pre, ret, prefix);
+	for (int i = 0; i < n; i++) {
+		if (before[i] && arr[i] != before[i])
+			mf_fail(c, "C1", "__alloc_pages_bulk changed the pre-populated entry %d", i);
+		if (!before[i] && i >= prefix && arr[i])
+			mf_fail(c, "C1", "__alloc_pages_bulk returned %lu but filled entry %d after it", ret, i);
+	}
+	for (int i = 0; i < prefix; i++)
+		if (!before[i])
+			take(c, arr[i], gfp, "__alloc_pages_bulk (array)", i);
+	if (heap)
+		free(arr);
+}
+
+static void op_bulk_list(struct mf_ctx *c, struct mf_op *op)
+{
+	int n = (int)op->a[0];
+	gfp_t gfp = (gfp_t)op->a[1];
+	unsigned int nsent = (unsigned int)op->a[2];
+	struct list_head head, sent[3], *pos;
+	unsigned long len = 0;
+
+	if (mf_shadow_count(c->sh) + BULK_MAX + 16 > MF_MAX_LIVE) {
+		op->res[0] = -2;
+		return;
+	}
+	INIT_LIST_HEAD(&head);
+	for (unsigned int i = 0; i < nsent; i++)
+		list_add_tail(&sent[i], &head);
+	unsigned long ret = __alloc_pages_bulk(c->mm, gfp, n, &head, NULL);
+	MF_C(c, "\t/* __alloc_pages_bulk(mm, %#x, %d, &list, NULL) returned %lu */\n", gfp, n, ret);
+	op->res[0] = (long)ret;
+	for (pos = head.next; pos != &head && len < 4 * BULK_MAX; pos = pos->next)
+		len++;
+	if (ret > (unsigned long)(n > 0 ? n : 0) || len != ret + nsent)
+		mf_fail(c, "C1", "__alloc_pages_bulk(list, nr_pages %d, %u entries already there) returned %lu, "
+			"the list now has %lu entries", n, nsent, ret, len);
+	/* The entries already there: still in order at the tail. */
+	pos = head.prev;
+	for (int i = (int)nsent - 1; i >= 0; i--, pos = pos->prev)
+		if (pos != &sent[i])
+			mf_fail(c, "C1", "__alloc_pages_bulk(list) disturbed the entries already on the list");
+	long i = 0;
+	for (pos = head.next; pos != &head;) {
+		struct list_head *next = pos->next;
+		if (pos >= &sent[0] && pos < &sent[3])
+			break;
+		list_del(pos);
+		take(c, mm_lru_to_page(pos), gfp, "__alloc_pages_bulk (list)", i++);
+		pos = next;
+	}
+}
+
+static void op_release(struct mf_ctx *c, struct mf_op *op)
+{
+	struct mf_alloc *a[BULK_MAX];
+	struct page *arr[BULK_MAX + BULK_MAX];
+	unsigned long nulls = (unsigned long)op->a[2], nr = 0;
+	unsigned int got = pick_order0(c, (unsigned long)op->a[1], (unsigned int)op->a[0], a);
+
+	for (unsigned int i = 0; i < got; i++) {
+		if (nulls >> (nr % 32) & 1)
+			arr[nr++] = NULL;
+		arr[nr++] = a[i]->handle;
+		mf_shadow_remove(c, a[i]);
+	}
+	if (nulls >> 31 & 1)
+		arr[nr++] = NULL;
+	release_pages(c->mm, arr, nr);
+	MF_C(c, "\t/* release_pages(mm, arr, %lu) */\n", nr);
+	op->res[0] = got;
+	if (mm_nr_reports(c->mm) != c->reports_before)
+		mf_fail(c, "C1", "release_pages of %u live pages (and NULLs) was reported: %s", got,
+			mm_last_report(c->mm)->msg);
+}
+
+static void op_free_list(struct mf_ctx *c, struct mf_op *op)
+{
+	struct mf_alloc *a[BULK_MAX];
+	struct list_head head;
+	unsigned int got = pick_order0(c, (unsigned long)op->a[1], (unsigned int)op->a[0], a);
+
+	INIT_LIST_HEAD(&head);
+	for (unsigned int i = 0; i < got; i++) {
+		struct page *p = a[i]->handle;
+		mf_shadow_remove(c, a[i]);
+		list_add_tail(mm_page_lru(p), &head);
+	}
+	free_unref_page_list(c->mm, &head);
+	MF_C(c, "\t/* free_unref_page_list(mm, list of %u) */\n", got);
+	op->res[0] = got;
+	if (mm_nr_reports(c->mm) != c->reports_before)
+		mf_fail(c, "C1", "free_unref_page_list of %u live pages was reported: %s", got,
+			mm_last_report(c->mm)->msg);
+}
+
+static void op_cpu(struct mf_ctx *c, struct mf_op *op)
+{
+	int cpu = (int)(op->a[0] % (long)mf_config(c)->nr_cpus);
+	op->res[0] = mm_cpu_attach(c->mm, cpu);
+	if (op->res[0] != cpu)
+		mf_fail(c, "C1", "mm_cpu_attach(%d) returned %ld", cpu, op->res[0]);
+}
+
+static void op_drain(struct mf_ctx *c, struct mf_op *op)
+{
+	if (op->a[0])
+		drain_all_pages(c->mm, NULL);
+	else
+		drain_local_pages(c->mm, NULL);
+}
+
+static void op_pcp_update(struct mf_ctx *c, struct mf_op *op)
+{
+	op->res[0] = mm_pcp_update(c->mm, (unsigned int)op->a[0], (unsigned int)op->a[1]);
+}
+
+static void op_inject(struct mf_ctx *c, struct mf_op *op)
+{
+	(void)c;
+	bs.plan = (unsigned long)op->a[0];
+	bs.plan_left = (unsigned int)op->a[1];
+}
+
+static void note_res(FILE *f, const struct mf_op *op)
+{
+	fprintf(f, "%ld", op->res[0]);
+}
+
+static void note_bulk(FILE *f, const struct mf_op *op)
+{
+	if (op->res[0] == -2)
+		fprintf(f, "skipped: the shadow is nearly full");
+	else
+		fprintf(f, "returned %ld (%ld pre-populated)", op->res[0], op->res[1]);
+}
+
+/* ------------------------------------------------------------ the table */
+
+static const struct mf_opdesc bulk_setup = {
+	"setup", "the machine (a named config) and the number of vCPUs", NULL, NULL,
+	{ MF_A_ENUM("config", bulk_configs), MF_A_INT("cpus", 1, 3) },
+};
+
+static const struct mf_opdesc bulk_ops[] = {
+	{ "alloc", "alloc_pages(gfp, order)", op_alloc, mf_note_alloc,
+	  { MF_A_INT("order", 0, 3), MF_A_GFP("gfp") } },
+	{ "free", "__free_pages of a live allocation", mf_op_free, mf_note_free, { MF_A_IDX("idx") } },
+	{ "bulk_array", "__alloc_pages_bulk(gfp, n, NULL, array): entry i pre-populated from alloc_pages when bit "
+	  "i%32 of fill is set; heap: an exact-size malloc'd array, else one between guard words",
+	  op_bulk_array, note_bulk,
+	  { MF_A_INT("n", 0, BULK_MAX), MF_A_HEX("fill", 0, 0xffffffffL), MF_A_GFP("gfp"), MF_A_BOOL("heap") } },
+	{ "bulk_list", "__alloc_pages_bulk(gfp, n, list, NULL) onto a list holding k entries already",
+	  op_bulk_list, note_bulk, { MF_A_INT("n", 0, BULK_MAX), MF_A_GFP("gfp"), MF_A_INT("k", 0, 3) } },
+	{ "release", "release_pages of n live order-0 pages from idx on, a NULL before entry i when bit i%32 of "
+	  "nulls is set (bit 31: one at the end too)", op_release, mf_note_count,
+	  { MF_A_INT("n", 0, BULK_MAX), MF_A_IDX("idx"), MF_A_HEX("nulls", 0, 0xffffffffL) } },
+	{ "free_list", "free_unref_page_list of n live order-0 pages from idx on", op_free_list, mf_note_count,
+	  { MF_A_INT("n", 0, BULK_MAX), MF_A_IDX("idx") } },
+	{ "cpu", "mm_cpu_attach(cpu % nr_cpus)", op_cpu, note_res, { MF_A_INT("cpu", 0, 3) } },
+	{ "drain", "drain_local_pages (all=0) or drain_all_pages (all=1)", op_drain, NULL, { MF_A_BOOL("all") } },
+	{ "pcp_update", "mm_pcp_update(high, batch)", op_pcp_update, note_res,
+	  { MF_A_INT("high", 0, 512), MF_A_INT("batch", 0, 128) } },
+	{ "inject", "the next n preemption points act on plan (2 bits each: bit 0 irq, bit 1 migrate); the "
+	  "handler takes a GFP_ATOMIC page or frees one", op_inject, NULL,
+	  { MF_A_HEX("plan", 0, 0xffffffffL), MF_A_INT("n", 0, 16) } },
+};
+
+/* ------------------------------------------------------------ lifecycle */
+
+static void bulk_config_of(const struct mf_op *setup, struct mm_config *cfg)
+{
+	mf_config_named(cfg, bulk_config_kind[setup->a[0]], (unsigned int)setup->a[1]);
+}
+
+static bool bulk_begin(struct mf_ctx *c, const struct mf_op *setup)
+{
+	struct mm_config cfg;
+
+	bulk_config_of(setup, &cfg);
+	if (!mf_instance(c, &cfg))
+		mf_fail(c, "C1", "mm_create failed for the named config %s", bulk_configs[setup->a[0]]);
+	mf_pages_begin(c);
+	mf_pages.forget = irq_forget;
+	memset(&bs, 0, sizeof(bs));
+	mm_set_irq_handler(c->mm, irq_handler, c);
+	mm_set_sched_hook(c->mm, sched_hook, c);
+	return true;
+}
+
+static void bulk_release(struct mf_ctx *c, struct mf_alloc *a)
+{
+	mf_page_free(c, a, false);
+}
+
+static void bulk_end(struct mf_ctx *c)
+{
+	mm_set_sched_hook(c->mm, NULL, NULL);
+	mm_set_irq_handler(c->mm, NULL, NULL);
+	mf_pages_end(c);
+}
+
+static const struct mf_target bulk_target = {
+	.name = "bulk",
+	.setup = &bulk_setup,
+	.ops = bulk_ops,
+	.nops = sizeof(bulk_ops) / sizeof(bulk_ops[0]),
+	.check_level = 2,
+	.final_level = 3,
+	.begin = bulk_begin,
+	.release = bulk_release,
+	.end = bulk_end,
+	.config_of = bulk_config_of,
+};
+
+MF_TARGET(bulk_target)

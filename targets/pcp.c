@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pcp.c - fuzz target for the per-cpu page lists: several vCPUs in one
+ * thread (an op switches the vCPU the task holds with mm_cpu_attach), order
+ * 0..3 alloc/free with frees on another vCPU than the allocation (remote
+ * free), drain_local_pages / drain_all_pages, runtime high/batch changes
+ * (mm_pcp_update, high below batch included, the high fraction), the buddy
+ * prefetch on and off, offline/online of vCPUs the task does not hold, and
+ * interrupts and migrations injected at the preemption points: the `inject`
+ * op loads a plan (2 bits per preemption point reached) that the scheduler
+ * hook consumes; the interrupt handler allocates or frees GFP_ATOMIC pages
+ * of a small pool (shadow kind K_IRQ) as its own plan says.
+ *
+ * Checked on top of the harness's per-op mm_check (PGALLOC - PGFREE against
+ * the allocated pages, pcp counts against their lists, ...) and the shadow:
+ *  - every page handed out (by the task or by the interrupt) passes the
+ *    page checks of pages.c;
+ *  - after drain_local_pages the current vCPU's pcp lists are empty in
+ *    every zone, after drain_all_pages every vCPU's, unless an interrupt ran
+ *    during the drain (it may refill them);
+ *  - an offline vCPU's lists are empty; attach and hotplug calls return
+ *    what cpu.h promises.
+ */
+#include <string.h>
+
+#include "common/configs.h"
+#include "common/gfp_args.h"
+#include "common/harness.h"
+#include "common/instance.h"
+#include "common/pages.h"
+#include "common/shadow.h"
+#include "mm/cpu.h"
+
+enum { K_PAGES = MF_K_PAGES, K_IRQ };   /* the task's pages, the interrupt handler's pool */
+
+#define IRQ_POOL_MAX 16
+
+static const char *const pcp_configs[] = { "micro", "tiny", "default", "holes", "unaligned" };
+static const enum mf_config_kind pcp_config_kind[] = { MF_CFG_MICRO, MF_CFG_TINY, MF_CFG_DEFAULT,
+						       MF_CFG_HOLES, MF_CFG_UNALIGNED };
+static const char *const zone_sel[] = { "all", "DMA", "DMA32", "Normal", "Movable" };
+
+struct pcp_state {
+	struct mf_ctx *c;
+	unsigned long plan;        /* sched hook decisions, 2 bits each, low first */
+	unsigned int plan_left;    /* decisions left */
+	unsigned long irq_plan;    /* handler actions, 2 bits each */
+	unsigned int irq_left;
+	unsigned int irq_order;    /* order of the handler's allocations (0..3) */
+	bool in_hook;
+	unsigned long irqs;        /* handler runs this input */
+	unsigned int npool;        /* K_IRQ allocations live */
+};
+
+static struct pcp_state ps;
+
+/* ------------------------------------------------------------ interrupts */
+
+static void irq_handler(struct mm *mm, int cpu, void *ctx)
+{
+	struct mf_ctx *c = ctx;
+	unsigned int act = 0;
+	(void)mm;
+	(void)cpu;
+
+	ps.irqs++;
+	if (c->tearing_down)
+		return;
+	if (ps.irq_left) {
+		act = ps.irq_plan & 3;
+		ps.irq_plan >>= 2;
+		ps.irq_left--;
+	}
+	switch (act) {
+	case 0:   /* allocate one order-0 page */
+	case 1: { /* allocate one page of irq_order */
+		unsigned int order = act ? ps.irq_order : 0;
+		if (ps.npool >= IRQ_POOL_MAX || mf_shadow_full(c->sh))
+			break;
+		if (mf_page_alloc(c, order, GFP_ATOMIC, K_IRQ))
+			ps.npool++;
+		break;
+	}
+	case 2:   /* free one page of the pool */
+	case 3: { /* free the whole pool */
+		unsigned int n = act == 2 ? 1 : ps.npool;
+		for (unsigned int k = 0; k < n; k++) {
+			struct mf_alloc *a = mf_shadow_pick_kind(c->sh, ps.irqs + k, 1u << K_IRQ);
+			if (!a)
+				break;
+			mf_page_free(c, a, false);
+		}
+		break;
+	}
+	}
+}
+
+static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
+{
+	struct mf_ctx *c = ctx;
+	(void)point;
+
+	if (c->tearing_down || ps.in_hook || !ps.plan_left || mm_in_interrupt())
+		return;
+	unsigned int d = ps.plan & 3;
+	ps.plan >>= 2;
+	ps.plan_left--;
+	ps.in_hook = true;
+	switch (d) {
+	case 0:
+		break;
+	case 1:
+		mm_raise_irq(mm);
+		break;
+	case 2:
+		mm_migrate_current(mm, MM_CPU_ANY);
+		break;
+	case 3:
+		mm_raise_irq(mm);
+		mm_migrate_current(mm, MM_CPU_ANY);
+		break;
+	}
+	ps.in_hook = false;
+}
+
+static void pool_forget(struct mf_ctx *c, struct mf_alloc *a)
+{
+	(void)c;
+	if (a->kind == K_IRQ && ps.npool)
+		ps.npool--;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static int nr_cpus(struct mf_ctx *c) { return (int)mf_config(c)->nr_cpus; }
+
+/* The first online vCPU from @sel on (modulo the vCPUs). */
+static int online_cpu(struct mf_ctx *c, long sel)
+{
+	int n = nr_cpus(c);
+	for (int k = 0; k < n; k++) {
+		int cpu = (int)((sel + k) % n);
+		if (mm_cpu_is_online(c->mm, cpu))
+			return cpu;
+	}
+	mf_fail(c, "C1", "no vCPU is online");
+}
+
+static void attach(struct mf_ctx *c, int cpu)
+{
+	int r = mm_cpu_attach(c->mm, cpu);
+	MF_C(c, "\tmm_cpu_attach(mm, %d);\n", cpu);
+	if (r != cpu)
+		mf_fail(c, "C1", "mm_cpu_attach(%d) of an online vCPU returned %d", cpu, r);
+	if (mm_cpu_current(c->mm) != cpu)
+		mf_fail(c, "C1", "after mm_cpu_attach(%d) mm_cpu_current() is %d", cpu, mm_cpu_current(c->mm));
+}
+
+/* Every populated zone's pcp of @cpu is empty. */
+static void expect_empty(struct mf_ctx *c, int cpu, const char *after)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct mm_pcp_info info;
+		if (!mm_zone(c->mm, (enum zone_type)z) || mm_pcp_info(c->mm, (enum zone_type)z, cpu, &info))
+			continue;
+		if (info.count != 0)
+			mf_fail(c, "P1", "after %s the pcp of vCPU %d in zone %s still holds %d pages", after, cpu,
+				mf_zone_name(z), info.count);
+	}
+}
+
+static struct zone *zone_arg(struct mf_ctx *c, long sel, bool *skip)
+{
+	*skip = false;
+	if (sel == 0)
+		return NULL;
+	struct zone *z = mm_zone(c->mm, (enum zone_type)(sel - 1));
+	if (!z)
+		*skip = true;
+	return z;
+}
+
+/* ------------------------------------------------------------ ops */
+
+static void op_cpu(struct mf_ctx *c, struct mf_op *op)
+{
+	int cpu = online_cpu(c, op->a[0]);
+	attach(c, cpu);
+	op->res[0] = cpu;
+}
+
+static void op_alloc(struct mf_ctx *c, struct mf_op *op)
+{
+	unsigned int order = (unsigned int)op->a[0];
+	if (mf_shadow_full(c->sh)) {
+		op->res[0] = -2;
+		return;
+	}
+	struct mf_alloc *a = mf_page_alloc(c, order, (gfp_t)op->a[1], K_PAGES);
+	mf_res_alloc(op, a, order);
+}
+
+static void op_alloc_many(struct mf_ctx *c, struct mf_op *op)
+{
+	long n = op->a[0], got = 0;
+	while (got < n && !mf_shadow_full(c->sh) &&
+	       mf_page_alloc(c, (unsigned int)op->a[1], (gfp_t)op->a[2], K_PAGES))
+		got++;
+	op->res[0] = got;
+}
+
+/* Free on vCPU @cpu (remote when the page came from another), then come back. */
+static void op_free_on(struct mf_ctx *c, struct mf_op *op)
+{
+	int home = mm_cpu_current(c->mm), cpu = online_cpu(c, op->a[0]);
+	long n = op->a[2], done = 0;
+
+	attach(c, cpu);
+	while (done < n) {
+		struct mf_alloc *a = mf_shadow_pick_kind(c->sh, (unsigned long)op->a[1] + (unsigned long)done,
+							 1u << K_PAGES);
+		if (!a)
+			break;
+		mf_page_free(c, a, false);
+		done++;
+	}
+	/* An injected migration may have moved us; home may have gone offline meanwhile: not here. */
+	if (home >= 0 && mm_cpu_is_online(c->mm, home))
+		attach(c, home);
+	op->res[0] = done;
+}
+
+static void op_drain_local(struct mf_ctx *c, struct mf_op *op)
+{
+	bool skip;
+	struct zone *z = zone_arg(c, op->a[0], &skip);
+	unsigned long irqs = ps.irqs;
+	if (skip) {
+		op->res[0] = -1;
+		return;
+	}
+	drain_local_pages(c->mm, z);
+	MF_C(c, "\tdrain_local_pages(mm, %s);\n", z ? "zone" : "NULL");
+	op->res[0] = mm_cpu_current(c->mm);
+	if (!z && ps.irqs == irqs && op->res[0] >= 0)
+		expect_empty(c, (int)op->res[0], "drain_local_pages(NULL)");
+}
+
+static void op_drain_all(struct mf_ctx *c, struct mf_op *op)
+{
+	bool skip;
+	struct zone *z = zone_arg(c, op->a[0], &skip);
+	unsigned long irqs = ps.irqs;
+	if (skip) {
+		op->res[0] = -1;
+		return;
+	}
+	drain_all_pages(c->mm, z);
+	MF_C(c, "\tdrain_all_pages(mm, %s);\n", z ? "zone" : "NULL");
+	op->res[0] = 0;
+	if (!z && ps.irqs == irqs)
+		for (int cpu = 0; cpu < nr_cpus(c); cpu++)
+			expect_empty(c, cpu, "drain_all_pages(NULL)");
+}
+
+static void op_pcp_update(struct mf_ctx *c, struct mf_op *op)
+{
+	int r = mm_pcp_update(c->mm, (unsigned int)op->a[0], (unsigned int)op->a[1]);
+	MF_C(c, "\tmm_pcp_update(mm, %ld, %ld);\n", op->a[0], op->a[1]);
+	op->res[0] = r;
+	if (r)
+		mf_fail(c, "C1", "mm_pcp_update(%ld, %ld) in range returned %d", op->a[0], op->a[1], r);
+}
+
+static void op_high_fraction(struct mf_ctx *c, struct mf_op *op)
+{
+	op->res[0] = mm_set_percpu_pagelist_high_fraction(c->mm, (unsigned int)op->a[0]);
+	MF_C(c, "\tmm_set_percpu_pagelist_high_fraction(mm, %ld);\n", op->a[0]);
+}
+
+static void op_prefetch(struct mf_ctx *c, struct mf_op *op)
+{
+	mm_set_pcp_prefetch(c->mm, op->a[0] != 0);
+	MF_C(c, "\tmm_set_pcp_prefetch(mm, %d);\n", (int)op->a[0]);
+}
+
+static void op_offline(struct mf_ctx *c, struct mf_op *op)
+{
+	int n = nr_cpus(c), cur = mm_cpu_current(c->mm);
+	int cpu = (int)(op->a[0] % n);
+	if (cpu == cur)
+		cpu = (cpu + 1) % n;
+	if (cpu == cur) {
+		op->res[0] = -100;
+		return;
+	}
+	int online_before = mm_num_online_cpus(c->mm);
+	bool was = mm_cpu_is_online(c->mm, cpu);
+	unsigned long irqs = ps.irqs;
+	int r = mm_cpu_offline(c->mm, cpu);
+	MF_C(c, "\tmm_cpu_offline(mm, %d);\n", cpu);
+	op->res[0] = r;
+	op->res[1] = cpu;
+	if (r != 0)
+		mf_fail(c, "C1", "mm_cpu_offline(%d) of a vCPU nobody holds returned %d (%d online)", cpu, r,
+			online_before);
+	if (mm_cpu_is_online(c->mm, cpu) || mm_num_online_cpus(c->mm) != online_before - (was ? 1 : 0))
+		mf_fail(c, "C1", "after mm_cpu_offline(%d) the vCPU is still online or the count is wrong", cpu);
+	if (ps.irqs == irqs)
+		expect_empty(c, cpu, "mm_cpu_offline");
+}
+
+static void op_online(struct mf_ctx *c, struct mf_op *op)
+{
+	int cpu = (int)(op->a[0] % nr_cpus(c));
+	int r = mm_cpu_online(c->mm, cpu);
+	MF_C(c, "\tmm_cpu_online(mm, %d);\n", cpu);
+	op->res[0] = r;
+	op->res[1] = cpu;
+	if (r != 0 || !mm_cpu_is_online(c->mm, cpu))
+		mf_fail(c, "C1", "mm_cpu_online(%d) returned %d", cpu, r);
+}
+
+static void op_inject(struct mf_ctx *c, struct mf_op *op)
+{
+	(void)c;
+	ps.plan = (unsigned long)op->a[0];
+	ps.plan_left = (unsigned int)op->a[1];
+	ps.irq_plan = (unsigned long)op->a[2];
+	ps.irq_left = 16;
+	ps.irq_order = (unsigned int)op->a[3];
+}
+
+static void op_irq(struct mf_ctx *c, struct mf_op *op)
+{
+	op->res[0] = mm_raise_irq(c->mm);
+	if (!op->res[0])
+		mf_fail(c, "C1", "mm_raise_irq() outside any critical section, with a handler set, was refused");
+}
+
+static void note_res(FILE *f, const struct mf_op *op)
+{
+	fprintf(f, "%ld", op->res[0]);
+}
+
+/* ------------------------------------------------------------ the table */
+
+static const struct mf_opdesc pcp_setup = {
+	"setup", "the machine (a named config), the number of vCPUs and the buddy prefetch", NULL, NULL,
+	{ MF_A_ENUM("config", pcp_configs), MF_A_INT("cpus", 2, 4), MF_A_BOOL("prefetch") },
+};
+
+static const struct mf_opdesc pcp_ops[] = {
+	{ "cpu", "mm_cpu_attach: hold the first online vCPU from cpu on (a migration)", op_cpu, note_res,
+	  { MF_A_INT("cpu", 0, 3) } },
+	{ "alloc", "alloc_pages(gfp, order) on the current vCPU", op_alloc, mf_note_alloc,
+	  { MF_A_INT("order", 0, 4), MF_A_GFP("gfp") } },
+	{ "alloc_many", "up to n allocations, until one fails", op_alloc_many, mf_note_count,
+	  { MF_A_INT("n", 1, 64), MF_A_INT("order", 0, 3), MF_A_GFP("gfp") } },
+	{ "free", "__free_pages of a live allocation on the current vCPU", mf_op_free, mf_note_free,
+	  { MF_A_IDX("idx") } },
+	{ "free_on", "on vCPU cpu (the first online from it), free n live allocations from idx on, then back",
+	  op_free_on, mf_note_count, { MF_A_INT("cpu", 0, 3), MF_A_IDX("idx"), MF_A_INT("n", 1, 32) } },
+	{ "free_many", "free n live allocations from idx on", mf_op_free_many, mf_note_count,
+	  { MF_A_INT("n", 1, 64), MF_A_IDX("idx") } },
+	{ "touch", "rewrite a live allocation (after checking it)", mf_op_touch, mf_note_free, { MF_A_IDX("idx") } },
+	{ "drain_local", "drain_local_pages(zone) (all: NULL)", op_drain_local, note_res,
+	  { MF_A_ENUM("zone", zone_sel) } },
+	{ "drain_all", "drain_all_pages(zone) (all: NULL)", op_drain_all, note_res, { MF_A_ENUM("zone", zone_sel) } },
+	{ "pcp_update", "mm_pcp_update(high, batch) (0: derived; high < batch allowed)", op_pcp_update, note_res,
+	  { MF_A_INT("high", 0, 1024), MF_A_INT("batch", 0, 256) } },
+	{ "high_fraction", "mm_set_percpu_pagelist_high_fraction(f) (0 or >= 8; below: refused)", op_high_fraction,
+	  note_res, { MF_A_INT("f", 0, 64) } },
+	{ "prefetch", "mm_set_pcp_prefetch(on)", op_prefetch, NULL, { MF_A_BOOL("on") } },
+	{ "offline", "mm_cpu_offline of vCPU cpu (the next one if the task holds cpu)", op_offline, note_res,
+	  { MF_A_INT("cpu", 0, 3) } },
+	{ "online", "mm_cpu_online(cpu)", op_online, note_res, { MF_A_INT("cpu", 0, 3) } },
+	{ "inject", "the next n preemption points act on plan (2 bits each: 0 nothing, 1 irq, 2 migrate, 3 both); "
+	  "the interrupt handler's next 16 runs act on irq (2 bits each: 0 alloc order 0, 1 alloc order, "
+	  "2 free one, 3 free the pool)", op_inject, NULL,
+	  { MF_A_HEX("plan", 0, 0xffffffffL), MF_A_INT("n", 0, 16), MF_A_HEX("irq", 0, 0xffffffffL),
+	    MF_A_INT("order", 0, 3) } },
+	{ "irq", "mm_raise_irq now (outside any point)", op_irq, note_res, { MF_A_INT("unused", 0, 0) } },
+};
+
+/* ------------------------------------------------------------ lifecycle */
+
+static void pcp_config_of(const struct mf_op *setup, struct mm_config *cfg)
+{
+	mf_config_named(cfg, pcp_config_kind[setup->a[0]], (unsigned int)setup->a[1]);
+	cfg->pcp_prefetch_buddy = setup->a[2] != 0;
+}
+
+static bool pcp_begin(struct mf_ctx *c, const struct mf_op *setup)
+{
+	struct mm_config cfg;
+
+	pcp_config_of(setup, &cfg);
+	if (!mf_instance(c, &cfg))
+		mf_fail(c, "C1", "mm_create failed for the named config %s", pcp_configs[setup->a[0]]);
+	mf_pages_begin(c);
+	mf_pages.forget = pool_forget;
+	memset(&ps, 0, sizeof(ps));
+	ps.c = c;
+	mm_set_irq_handler(c->mm, irq_handler, c);
+	mm_set_sched_hook(c->mm, sched_hook, c);
+	return true;
+}
+
+static void pcp_release(struct mf_ctx *c, struct mf_alloc *a)
+{
+	mf_page_free(c, a, false);
+}
+
+static void pcp_end(struct mf_ctx *c)
+{
+	mm_set_sched_hook(c->mm, NULL, NULL);
+	mm_set_irq_handler(c->mm, NULL, NULL);
+	for (int cpu = 0; cpu < nr_cpus(c); cpu++)
+		if (!mm_cpu_is_online(c->mm, cpu) && mm_cpu_online(c->mm, cpu))
+			mf_fail(c, "C1", "teardown: mm_cpu_online(%d) failed", cpu);
+	mf_pages_end(c);
+}
+
+static const struct mf_target pcp_target = {
+	.name = "pcp",
+	.setup = &pcp_setup,
+	.ops = pcp_ops,
+	.nops = sizeof(pcp_ops) / sizeof(pcp_ops[0]),
+	.check_level = 2,
+	.final_level = 3,
+	.begin = pcp_begin,
+	.release = pcp_release,
+	.end = pcp_end,
+	.config_of = pcp_config_of,
+};
+
+MF_TARGET(pcp_target)

@@ -334,8 +334,15 @@ static void op_inject(struct mf_ctx *c, struct mf_op *op)
 static void op_irq(struct mf_ctx *c, struct mf_op *op)
 {
 	op->res[0] = mm_raise_irq(c->mm);
+	op->res[1] = (long)ps.irqs;
+	op->res[2] = ps.npool;
 	if (!op->res[0])
 		mf_fail(c, "C1", "mm_raise_irq() outside any critical section, with a handler set, was refused");
+}
+
+static void note_irq(FILE *f, const struct mf_op *op)
+{
+	fprintf(f, "raised %ld; %ld handler runs so far, %ld pages in its pool", op->res[0], op->res[1], op->res[2]);
 }
 
 static void note_res(FILE *f, const struct mf_op *op)
@@ -380,7 +387,7 @@ static const struct mf_opdesc pcp_ops[] = {
 	  "2 free one, 3 free the pool)", op_inject, NULL,
 	  { MF_A_HEX("plan", 0, 0xffffffffL), MF_A_INT("n", 0, 16), MF_A_HEX("irq", 0, 0xffffffffL),
 	    MF_A_INT("order", 0, 3) } },
-	{ "irq", "mm_raise_irq now (outside any point)", op_irq, note_res, { MF_A_INT("unused", 0, 0) } },
+	{ "irq", "mm_raise_irq now (outside any point)", op_irq, note_irq, { MF_A_INT("unused", 0, 0) } },
 };
 
 /* ------------------------------------------------------------ lifecycle */

@@ -254,7 +254,7 @@ static void op_bulk_list(struct mf_ctx *c, struct mf_op *op)
 static void op_release(struct mf_ctx *c, struct mf_op *op)
 {
 	struct mf_alloc *a[BULK_MAX];
-	struct page *arr[BULK_MAX + BULK_MAX];
+	struct page *arr[2 * BULK_MAX + 1];
 	unsigned long nulls = (unsigned long)op->a[2], nr = 0;
 	unsigned int got = pick_order0(c, (unsigned long)op->a[1], (unsigned int)op->a[0], a);
 

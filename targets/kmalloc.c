@@ -317,7 +317,7 @@ static const struct mf_opdesc kmalloc_ops[] = {
 	  { MF_A_IDX("idx") } },
 	{ "roundup", "kmalloc_size_roundup and kmalloc_slab of size", op_roundup, note_roundup, { SIZE_ARGS } },
 	{ "cpu", "switch the task to vCPU cpu", op_cpu, NULL, { MF_A_INT("cpu", 0, 3) } },
-	{ "shrink", "kmem_cache_shrink of every cache", op_shrink, NULL, { { NULL } } },
+	{ "shrink", "kmem_cache_shrink of every cache", op_shrink, NULL, { { .name = NULL } } },
 };
 
 /* ------------------------------------------------------------ lifecycle */

@@ -157,6 +157,7 @@ void pcp_reset(struct mm *mm)
 			pcp->count = 0;
 			pcp->free_factor = 0;
 			pcp->high_seen = 0;
+			pcp->batch_seen = 0;
 		}
 		pcp_set_high_and_batch(mm, zone);
 	}
@@ -228,6 +229,8 @@ struct page *__rmqueue_pcplist(struct zone *zone, unsigned int order, int migrat
 		if (list_empty(list)) {
 			mm_preempt_point(mm, MM_PP_PCP_REFILL);
 			int batch = atomic_load_explicit(&pcp->batch, memory_order_relaxed);
+			if (batch > pcp->batch_seen)
+				pcp->batch_seen = batch;
 			/* Scale batch relative to order if it implies pages may be stored on the pcp. */
 			if (batch > 1)
 				batch = MAX(batch >> order, 2);
@@ -438,6 +441,9 @@ void free_unref_page_commit(struct zone *zone, struct per_cpu_pages *pcp, struct
 	high = atomic_load_explicit(&pcp->high, memory_order_relaxed);
 	if (high > pcp->high_seen)
 		pcp->high_seen = high;
+	int batch_now = atomic_load_explicit(&pcp->batch, memory_order_relaxed);
+	if (batch_now > pcp->batch_seen)
+		pcp->batch_seen = batch_now;
 	if (free_high)
 		high = 0;
 	if (pcp->count >= high) {
@@ -449,8 +455,10 @@ void free_unref_page_commit(struct zone *zone, struct per_cpu_pages *pcp, struct
 		free_pcppages_bulk(zone, nr_pcp_free(pcp, high, free_high), pcp, (int)pindex);
 #endif
 	}
-	if (pcp->count <= atomic_load_explicit(&pcp->high, memory_order_relaxed))
+	if (pcp->count <= atomic_load_explicit(&pcp->high, memory_order_relaxed)) {
 		pcp->high_seen = atomic_load_explicit(&pcp->high, memory_order_relaxed);
+		pcp->batch_seen = atomic_load_explicit(&pcp->batch, memory_order_relaxed);
+	}
 }
 
 /*
@@ -496,6 +504,7 @@ static void drain_pages_zone(struct mm *mm, int cpu, struct zone *zone)
 	if (pcp->count)
 		free_pcppages_bulk(zone, pcp->count, pcp, 0);
 	pcp->high_seen = atomic_load_explicit(&pcp->high, memory_order_relaxed);
+	pcp->batch_seen = atomic_load_explicit(&pcp->batch, memory_order_relaxed);
 	spin_unlock(&pcp->lock);
 }
 
@@ -621,7 +630,9 @@ void pcp_for_each_page_locked(struct mm *mm, mm_mark_fn fn, void *w)
  * an order-3 one was added), and a runtime update may lower high below what
  * the list holds.  The bound checked is the one the trimming guarantees:
  * count < max(high, the high in force when the list last filled) + batch
- * scaled by free_factor + one costly-order page per list.
+ * scaled by free_factor + one costly-order page per list, where high and
+ * batch are the largest in force since the lists last fell under high:
+ * runtime updates do not drain (zone_pcp_update() neither).
  */
 static bool pcp_check_one(struct mm *mm, struct zone *zone, int cpu, struct per_cpu_pages *pcp,
 			  struct mm_violation *v)
@@ -667,7 +678,7 @@ static bool pcp_check_one(struct mm *mm, struct zone *zone, int cpu, struct per_
 				  zone->name, cpu, pcp->count, pages);
 	int high = atomic_load_explicit(&pcp->high, memory_order_relaxed);
 	int batch = atomic_load_explicit(&pcp->batch, memory_order_relaxed);
-	long bound = (long)MAX(high, pcp->high_seen) + ((long)batch << PCP_BATCH_SCALE_MAX) +
+	long bound = (long)MAX(high, pcp->high_seen) + ((long)MAX(batch, pcp->batch_seen) << PCP_BATCH_SCALE_MAX) +
 		     (long)NR_PCP_LISTS * (1L << PAGE_ALLOC_COSTLY_ORDER);
 	if (pcp->count > bound)
 		return mm_violate(v, MM_INV_P1, zone->idx, cpu, ~0UL, 0, bound, pcp->count,

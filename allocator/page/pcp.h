@@ -27,6 +27,7 @@ struct per_cpu_pages {
 	atomic_int high;                 /* above this, free_pcppages_bulk trims */
 	atomic_int batch;                /* refill / trim chunk */
 	int high_seen;                   /* the largest high since the lists last fell under it (P1) */
+	int batch_seen;                  /* the largest batch since then: a refill adds a whole batch (P1) */
 	short free_factor;               /* batch scaling while freeing without allocating */
 	struct list_head lists[NR_PCP_LISTS];  /* [order * MIGRATE_PCPTYPES + migratetype] */
 } __attribute__((aligned(64)));

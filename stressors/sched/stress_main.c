@@ -74,9 +74,9 @@ struct world {
 	spinlock_t ring_lock;
 	struct obj ring[RING];
 	int head, tail;                 /* under ring_lock */
-	int done;                       /* tasks finished (fibers on one thread: no lock needed) */
+	atomic_int done;                /* tasks finished: atomic so TSan (which sees fibers as threads, with no-sync handoffs) sees no race */
 	long free_created;              /* free pages right after mm_create */
-	unsigned long ops;
+	atomic_ulong ops;               /* ops by every task: atomic for the same reason */
 };
 
 static struct world W;
@@ -346,9 +346,9 @@ static int task_fn(void *ctx)
 					obj_free(w, &held[slot]);
 			}
 			if (op_alloc(w, m, &held[slot], tag))
-				w->ops++;
+				atomic_fetch_add_explicit(&w->ops, 1, memory_order_relaxed);
 		}
-		w->ops++;
+		atomic_fetch_add_explicit(&w->ops, 1, memory_order_relaxed);
 		if ((i + 1) % BATCH == 0 || i + 1 == w->steps)
 			batch_check(w);
 	}
@@ -660,7 +660,7 @@ int main(int argc, char **argv)
 	printf("total: mode %s policy %s seed %#" PRIx64 " runs %lu failures %lu steps %lu switches %lu "
 	       "preemptions %lu irqs %lu migrations %lu ops %lu trace %016" PRIx64 " %.0f runs/s\n",
 	       mode_names[mode], sched_policy_name((enum sched_policy)policy), seed, nruns, failures, steps, switches,
-	       preempt, irqs, migr, w->ops, combined, secs > 0 ? (double)nruns / secs : 0.0);
+	       preempt, irqs, migr, atomic_load(&w->ops), combined, secs > 0 ? (double)nruns / secs : 0.0);
 	printf("%s\n", failures ? "FAILURE" : "SUCCESS");
 	mm_destroy(w->mm);
 	sched_thread_release();

@@ -161,18 +161,8 @@ int main(int argc, char **argv)
 {
 	const char *json = NULL;
 	bool peer_default = false;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json") && i + 1 < argc)
-			json = argv[++i];
-		else if (!strcmp(argv[i], "--quick"))
-			quick = true;
-		else if (!strcmp(argv[i], "--peer-default"))
-			peer_default = true;   /* internal: time the (preloaded) default malloc */
-		else {
-			fprintf(stderr, "usage: bench_pages [--json FILE] [--quick]\n");
-			return 2;
-		}
-	}
+	if (bench_parse_args(argc, argv, "bench_pages", &json, &quick, &peer_default))
+		return 2;
 	if (peer_default) {
 		struct bench_result r;
 		bench_calibrate();

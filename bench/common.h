@@ -24,6 +24,7 @@
 #ifndef MM_BENCH_COMMON_H
 #define MM_BENCH_COMMON_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -237,6 +238,31 @@ static inline FILE *bench_peer_child(const struct bench_peer *p, bool quick)
 	snprintf(cmd, sizeof(cmd), "LD_PRELOAD=%s '%s' --peer-default%s 2>/dev/null", p->lib, self,
 		 quick ? " --quick" : "");
 	return popen(cmd, "r");
+}
+
+/* ---- command line ---- */
+
+/*
+ * The options every benchmark takes: --json FILE, --quick, and the internal
+ * --peer-default (a child measuring a preloaded peer, bench_peer_child()).
+ * Returns 0, or 2 after printing the usage line for @name.
+ */
+static inline int bench_parse_args(int argc, char **argv, const char *name, const char **json,
+				   bool *quick, bool *peer_default)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json") && i + 1 < argc)
+			*json = argv[++i];
+		else if (!strcmp(argv[i], "--quick"))
+			*quick = true;
+		else if (!strcmp(argv[i], "--peer-default"))
+			*peer_default = true;
+		else {
+			fprintf(stderr, "usage: %s [--json FILE] [--quick]\n", name);
+			return 2;
+		}
+	}
+	return 0;
 }
 
 /* ---- JSON ---- */

@@ -20,15 +20,37 @@
  *
  *   mmfuzz-sched-stress MODE --deterministic [--seed X] [--runs N] [--run I]
  *       [--policy random|pct|sticky] [--tasks T] [--cpus M] [--steps K]
+ *       [--no-irq] [--no-migrate] [--selftest scribble|leak|race]
  *       [--trace] [--artifact FILE] [--replay FILE] [--quiet]
+ *   mmfuzz-sched-stress MODE --deterministic --grade [--runs N]
+ *       [--policy all|P[,P...]] [--json FILE] [same scenario options]
+ *   mmfuzz-sched-stress --wilson K N
  *
  * --steps K: allocator ops per task (batches of 8, mm_check 2 after each).
+ *
+ * --grade (issue 6, "Grading"): N runs per policy, all of them (no stop at
+ * the first failure), and one line per policy: failures / runs, the
+ * detection probability per run with its 95% Wilson score interval, the
+ * runs to the first failure and runs/s; --json writes the same.  Each
+ * policy's runs are exactly the runs a plain invocation with that policy
+ * makes (same seeds, same PCT k), so the first failure's rerun command
+ * replays it.  Built with -DMM_INJECT=<id> it grades the engine against a
+ * bug-zoo bug; on the correct build every run must pass.
+ *
+ * --selftest KIND plants a fault the runs must catch (STYLE.md rule 16):
+ * scribble (task 0 flips a byte of an object it holds: every run fails),
+ * leak (task 0 forgets one object: conservation fails), race (every task
+ * does one read, preemption point, write of a shared counter: a lost
+ * update that only some interleavings produce, so a policy's detection
+ * probability lies strictly between 0 and 1 - what the grading ctest uses).
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "mm/cpu.h"
@@ -77,6 +99,10 @@ struct world {
 	atomic_int done;                /* tasks finished: atomic so TSan (which sees fibers as threads, with no-sync handoffs) sees no race */
 	long free_created;              /* free pages right after mm_create */
 	atomic_ulong ops;               /* ops by every task: atomic for the same reason */
+	struct obj irq_held[64];        /* per vCPU: the object an interrupt handler kept */
+	const char *selftest;           /* --selftest KIND, or NULL */
+	atomic_long race;               /* --selftest race: the shared counter (read, point, write) */
+	bool irqs, migrations;          /* --no-irq, --no-migrate clear them */
 };
 
 static struct world W;
@@ -111,16 +137,27 @@ static void obj_fill(struct world *w, struct obj *o, unsigned char tag)
 		memset(obj_bytes(w, o), tag, o->size);
 }
 
-static void obj_verify(struct world *w, const struct obj *o)
+/* The object's contents are still its tag; false after sched_fail (which returns only outside a task). */
+static bool obj_check(struct world *w, const struct obj *o)
 {
 	const unsigned char *b = obj_bytes(w, o);
 	size_t stride = o->size > 4096 ? 509 : 1;
 	for (size_t i = 0; i < o->size; i += stride)
-		if (b[i] != o->tag)
+		if (b[i] != o->tag) {
 			sched_fail("%s %p: byte %zu of %zu is %#x, expected %#x (overwritten while held)",
 				   o->kind == K_PAGE ? "page" : "object", (void *)b, i, o->size, b[i], o->tag);
-	if (o->size && b[o->size - 1] != o->tag)
+			return false;
+		}
+	if (o->size && b[o->size - 1] != o->tag) {
 		sched_fail("object %p: last byte overwritten", (void *)b);
+		return false;
+	}
+	return true;
+}
+
+static void obj_verify(struct world *w, const struct obj *o)
+{
+	(void)obj_check(w, o);
 }
 
 static void obj_free(struct world *w, struct obj *o)
@@ -312,6 +349,35 @@ static void batch_check(struct world *w)
 		sched_fail("mm_check level 2: %s", v.msg);
 }
 
+/*
+ * --selftest: plant a fault in the middle of a task's ops.  race is the
+ * classic lost update: a plain read-modify-write split by a preemption
+ * point (the counter is atomic only so that TSan, which sees fibers as
+ * threads, does not end the run first).
+ */
+static void selftest_fire(struct world *w, int me, struct obj *held)
+{
+	if (!strcmp(w->selftest, "race")) {
+		long v = atomic_load_explicit(&w->race, memory_order_relaxed);
+		mm_preempt_point(w->mm, MM_PP_USER);
+		atomic_store_explicit(&w->race, v + 1, memory_order_relaxed);
+		return;
+	}
+	if (me != 0)
+		return;
+	for (int k = 0; k < HELD; k++) {
+		struct obj *o = &held[k];
+		if (o->kind == K_NONE || !o->size)
+			continue;
+		if (!strcmp(w->selftest, "scribble")) {
+			obj_bytes(w, o)[o->size - 1] ^= 0x40;
+		} else if (!strcmp(w->selftest, "leak")) {
+			o->kind = K_NONE;       /* forgotten: never freed */
+		}
+		return;
+	}
+}
+
 static int task_fn(void *ctx)
 {
 	struct world *w = ctx;
@@ -321,6 +387,8 @@ static int task_fn(void *ctx)
 
 	for (int i = 0; i < w->steps; i++) {
 		unsigned char tag = (unsigned char)(0x20 + me * 16 + (i & 15));
+		if (w->selftest && i == w->steps / 2)
+			selftest_fire(w, me, held);
 		enum mode m = w->mode;
 		if (m == M_MIXED)
 			m = (enum mode)rnd(M_MIXED);
@@ -363,11 +431,35 @@ static int task_fn(void *ctx)
 	return 0;
 }
 
+/*
+ * The interrupt handler (GFP_ATOMIC, on the interrupted task's vCPU): in
+ * the slab modes it allocates two objects from one of the scenario's own
+ * caches - the caches the interrupted fast path works on - frees the
+ * first and keeps the second until the next interrupt on this vCPU (or
+ * the end of the run): the "allocate, allocate, free the first" of the
+ * 2008 cmpxchg_local revert, which puts the freelist head back with
+ * another next.  Then a page, allocated and freed.
+ */
 static void irq_handler(struct mm *mm, int cpu, void *ctx)
 {
 	struct world *w = ctx;
-	(void)cpu;
-	if (w->mode == M_SLUB || w->mode == M_KMALLOC || w->mode == M_MIXED) {
+	struct obj *kept = &w->irq_held[cpu & 63];
+	if (kept->kind != K_NONE)
+		obj_free(w, kept);
+	if (w->mode == M_SLUB || w->mode == M_BULK || w->mode == M_MIXED) {
+		int c = (int)rnd(NCACHES);
+		void *x = kmem_cache_alloc(w->caches[c], GFP_ATOMIC);
+		void *y = x ? kmem_cache_alloc(w->caches[c], GFP_ATOMIC) : NULL;
+		if (x) {
+			memset(x, 0xee, w->cache_size[c]);
+			kmem_cache_free(w->caches[c], x);
+		}
+		if (y) {
+			*kept = (struct obj){ .kind = K_OBJ, .ptr = y, .cache = c, .size = w->cache_size[c] };
+			obj_fill(w, kept, 0xed);
+		}
+	}
+	if (w->mode == M_KMALLOC || w->mode == M_MIXED) {
 		void *x = kmalloc(mm, 64, GFP_ATOMIC);
 		if (x) {
 			memset(x, 0xee, 64);
@@ -381,20 +473,51 @@ static void irq_handler(struct mm *mm, int cpu, void *ctx)
 	}
 }
 
+/*
+ * The end-of-run check, on the scheduler's thread.  Here sched_fail()
+ * records and returns, so every failure returns at once: the checks after
+ * it would walk what it found broken (a corrupted cpu freelist, flushed by
+ * kmem_cache_shrink, is followed into the void).
+ */
 static int world_finish(void *ctx)
 {
 	struct world *w = ctx;
 	struct mm_violation v;
-	if (w->head != w->tail)
+	if (w->head != w->tail) {
 		sched_fail("%d objects left in the ring", w->tail - w->head);
+		return 1;
+	}
+	if (!mm_check(w->mm, 3, &v)) {
+		sched_fail("mm_check level 3 at the end of the run: %s", v.msg);
+		return 1;
+	}
+	if (w->selftest && !strcmp(w->selftest, "race") &&
+	    atomic_load_explicit(&w->race, memory_order_relaxed) != w->tasks) {
+		sched_fail("--selftest race: counter %ld after %d increments (a lost update)",
+			   atomic_load_explicit(&w->race, memory_order_relaxed), w->tasks);
+		return 1;
+	}
+	unsigned long fails = 0;
+	for (int c = 0; c < 64; c++)
+		if (w->irq_held[c].kind != K_NONE) {
+			if (!obj_check(w, &w->irq_held[c]))
+				fails++;
+			obj_free(w, &w->irq_held[c]);
+		}
+	if (fails)
+		return 1;
 	for (struct kmem_cache *s = kmem_cache_next(w->mm, NULL); s; s = kmem_cache_next(w->mm, s))
 		kmem_cache_shrink(s);
 	drain_all_pages(w->mm, NULL);
 	long now = total_free(w->mm);
-	if (now != w->free_created)
+	if (now != w->free_created) {
 		sched_fail("conservation: %ld pages free after the run, %ld at creation", now, w->free_created);
-	if (!mm_check(w->mm, 3, &v))
+		return 1;
+	}
+	if (!mm_check(w->mm, 3, &v)) {
 		sched_fail("mm_check level 3: %s", v.msg);
+		return 1;
+	}
 	return 0;
 }
 
@@ -431,6 +554,8 @@ static int world_setup(struct world *w, struct sched_task_desc *t)
 	spin_lock_init(&w->ring_lock);
 	w->head = w->tail = 0;
 	w->done = 0;
+	atomic_store(&w->race, 0);
+	memset(w->irq_held, 0, sizeof(w->irq_held));
 	long f = total_free(w->mm);
 	if (f != w->free_created) {
 		fprintf(stderr, "mmfuzz-sched-stress: mm_reset left %ld free pages, %ld at creation\n", f,
@@ -457,22 +582,274 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: mmfuzz-sched-stress MODE --deterministic [--seed X] [--runs N] [--run I]\n"
 		   "           [--policy random|pct|sticky] [--tasks T] [--cpus M] [--steps K]\n"
+		   "           [--no-irq] [--no-migrate] [--selftest scribble|leak|race]\n"
 		   "           [--trace] [--artifact FILE] [--replay FILE] [--quiet]\n"
+		   "       mmfuzz-sched-stress MODE --deterministic --grade [--runs N] [--policy all|P,P..]\n"
+		   "           [--json FILE] [scenario options as above]\n"
+		   "       mmfuzz-sched-stress --wilson K N     (95%% Wilson interval of K in N)\n"
 		   "modes: pages pcp bulk slub kmalloc mixed\n"
-		   "--steps K: allocator ops per task; run I's seed is sched_seed(X, I)\n");
+		   "--steps K: allocator ops per task; run I's seed is sched_seed(X, I)\n"
+		   "--grade: N runs per policy (default all: random, pct, sticky): failures, detection\n"
+		   "         probability with its 95%% Wilson interval, runs to the first failure, runs/s\n"
+		   "--selftest: plant a fault the runs must catch (race: only some interleavings)\n");
+}
+
+/* The command that reruns run @run of @policy (the same words for every path that prints one). */
+static void format_rerun(char *buf, size_t len, const struct world *w, uint64_t seed, unsigned long run,
+			 enum sched_policy policy)
+{
+	snprintf(buf, len, "./mmfuzz stress %s --deterministic --seed %#" PRIx64 " --run %lu --policy %s "
+		 "--tasks %d --cpus %d --steps %d%s%s%s%s", mode_names[w->mode], seed, run, sched_policy_name(policy),
+		 w->tasks, w->cpus, w->steps, w->irqs ? "" : " --no-irq", w->migrations ? "" : " --no-migrate",
+		 w->selftest ? " --selftest " : "", w->selftest ? w->selftest : "");
 }
 
 static void base_opts(struct sched_opts *o, struct world *w)
 {
 	sched_opts_default(o);
 	o->mm = w->mm;
-	o->irqs = true;
-	o->migrations = true;
+	o->irqs = w->irqs;
+	o->migrations = w->migrations;
 	o->irq_permille = 40;
 	o->migrate_permille = 40;
 	o->finish = world_finish;
 	o->finish_ctx = w;
 	o->scenario = "stress";
+}
+
+/*
+ * A segfault inside a task (a corrupted freelist followed into the void:
+ * what slub-aba-single-cmpxchg does) would end the process and with it a
+ * grading campaign.  In plain builds turn it into an abort, which the
+ * engine catches in-process (SCHED_CRASH) and the scenario recovers from
+ * by rebuilding the instance.  SA_NODEFER: the handler is left by a fiber
+ * switch, never returns, so SIGSEGV must not stay blocked.  Sanitizer
+ * builds keep their own handlers (their report is the finding).
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define STRESS_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define STRESS_SANITIZED 1
+#endif
+#endif
+
+static void on_fault(int sig)
+{
+	if (sched_active() && sched_current_task() >= 0) {
+		static const char msg[] = "mmfuzz-sched-stress: fault inside a task: ended as an abort\n";
+		ssize_t rc = write(2, msg, sizeof(msg) - 1);
+		(void)rc;
+		abort();
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void catch_faults(void)
+{
+#ifndef STRESS_SANITIZED
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fault;
+	sa.sa_flags = SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+#endif
+}
+
+/* PCT's k: the steps of run 0 of the random policy with the same master seed (deterministic). */
+static long calibrate_pct(struct world *w, uint64_t seed)
+{
+	struct sched_task_desc t[SCHED_MAX_TASKS];
+	struct sched_opts o;
+	base_opts(&o, w);
+	o.policy = SCHED_RANDOM;
+	o.seed = seed;
+	o.run = 0;
+	int n = world_setup(w, t);
+	if (n < 0)
+		return -1;
+	struct sched_result r = sched_run(&o, t, n);
+	if (r.failed && world_recover(w))
+		return -1;
+	return r.steps ? (long)r.steps : 200;
+}
+
+/* ---------------------------------------------------------------- grading */
+
+static int sc_setup(void *ctx, uint64_t seed, struct sched_task_desc *tasks, struct mm **mm)
+{
+	struct world *w = ctx;
+	(void)seed;                     /* sched_run derives the same seed from (master, run) */
+	if (!w->mm)
+		return -1;
+	*mm = w->mm;
+	return world_setup(w, tasks);
+}
+
+static void sc_recover(void *ctx)
+{
+	struct world *w = ctx;
+	if (world_recover(w)) {
+		mm_destroy(w->mm);
+		w->mm = NULL;           /* the next setup stops the exploration */
+	}
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fputc(' ', f);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+struct grade_row {
+	enum sched_policy policy;
+	struct sched_explore_result er;
+	double lo, hi;
+	unsigned long pct_k;
+	char rerun[320];
+	bool error;
+};
+
+/*
+ * --grade: every policy's N runs, never stopping at a failure.  The runs
+ * are those of a plain invocation (sched_explore over the same setup,
+ * options and PCT k), so "first failure at run I" replays with --run I.
+ */
+static int grade(struct world *w, const char *config, uint64_t seed, const enum sched_policy *pols, int npol,
+		 unsigned long runs, const char *json)
+{
+	struct grade_row rows[SCHED_NR_POLICIES];
+	struct sched_scenario sc = { "stress", config, w, sc_setup, world_finish, sc_recover };
+	unsigned long total_runs = 0, total_fail = 0;
+
+	printf("grade: %s seed %#" PRIx64 "%s%s%s, %lu runs per policy\n", config, seed,
+	       w->irqs ? "" : " no-irq", w->migrations ? "" : " no-migrate", w->selftest ? " (selftest)" : "", runs);
+	printf("grade: build %s\n", sched_build_id());
+	printf("%-8s %9s %8s %9s  %-21s %9s %9s\n", "policy", "runs", "fails", "p", "95% CI (Wilson)", "first",
+	       "runs/s");
+	for (int i = 0; i < npol; i++) {
+		struct grade_row *g = &rows[i];
+		struct sched_opts o;
+		memset(g, 0, sizeof(*g));
+		g->policy = pols[i];
+		base_opts(&o, w);
+		o.policy = pols[i];
+		o.seed = seed;
+		o.config = config;
+		if (o.policy == SCHED_PCT) {
+			long k = calibrate_pct(w, seed);
+			if (k < 0)
+				return 2;
+			o.pct_k = (unsigned long)k;
+		}
+		if (sched_explore(&o, &sc, runs, false, &g->er) || !w->mm) {
+			printf("%-8s setup failed after %lu runs: %s\n", sched_policy_name(o.policy), g->er.runs,
+			       g->er.first.reason);
+			g->error = true;
+			if (!w->mm)
+				return 2;
+			continue;
+		}
+		g->pct_k = g->er.pct_k;
+		total_runs += g->er.runs;
+		total_fail += g->er.failures;
+		sched_wilson(g->er.failures, g->er.runs, 1.96, &g->lo, &g->hi);
+		char first[24] = "-";
+		if (g->er.failures) {
+			snprintf(first, sizeof(first), "%lu", g->er.first_failure + 1);
+			format_rerun(g->rerun, sizeof(g->rerun), w, seed, g->er.first_failure, o.policy);
+		}
+		printf("%-8s %9lu %8lu %9.6f  [%.6f, %.6f] %9s %9.0f\n", sched_policy_name(o.policy), g->er.runs,
+		       g->er.failures, g->er.runs ? (double)g->er.failures / (double)g->er.runs : 0.0, g->lo, g->hi,
+		       first, g->er.seconds > 0 ? (double)g->er.runs / g->er.seconds : 0.0);
+		if (g->er.failures) {
+			printf("         first failure (run %lu): %s: %s\n", g->er.first_failure,
+			       sched_outcome_name(g->er.first.outcome), g->er.first.reason);
+			printf("         rerun: %s\n", g->rerun);
+		}
+		fflush(stdout);
+	}
+	double lo, hi;
+	sched_wilson(total_fail, total_runs, 1.96, &lo, &hi);
+	printf("grade: all policies: %lu failures in %lu runs (p %.6f, 95%% CI [%.6f, %.6f])\n", total_fail,
+	       total_runs, total_runs ? (double)total_fail / (double)total_runs : 0.0, lo, hi);
+
+	if (json) {
+		FILE *f = strcmp(json, "-") ? fopen(json, "w") : stdout;
+		if (!f) {
+			fprintf(stderr, "mmfuzz-sched-stress: cannot write %s\n", json);
+			return 2;
+		}
+		fprintf(f, "{\n  \"mode\": \"%s\", \"config\": ", mode_names[w->mode]);
+		json_str(f, config);
+		fprintf(f, ", \"seed\": %" PRIu64 ", \"runs_per_policy\": %lu,\n  \"irqs\": %s, \"migrations\": %s, "
+			"\"selftest\": ", seed, runs, w->irqs ? "true" : "false", w->migrations ? "true" : "false");
+		json_str(f, w->selftest ? w->selftest : "");
+		fprintf(f, ",\n  \"build\": ");
+		json_str(f, sched_build_id());
+		fprintf(f, ",\n  \"policies\": [\n");
+		for (int i = 0; i < npol; i++) {
+			const struct grade_row *g = &rows[i];
+			fprintf(f, "    {\"policy\": \"%s\", \"error\": %s, \"runs\": %lu, \"failures\": %lu, \"p\": %.8f, "
+				"\"ci95\": [%.8f, %.8f], \"runs_to_first_failure\": ", sched_policy_name(g->policy),
+				g->error ? "true" : "false", g->er.runs, g->er.failures,
+				g->er.runs ? (double)g->er.failures / (double)g->er.runs : 0.0, g->lo, g->hi);
+			if (g->er.failures)
+				fprintf(f, "%lu", g->er.first_failure + 1);
+			else
+				fprintf(f, "null");
+			fprintf(f, ", \"seconds\": %.3f, \"runs_per_s\": %.1f, \"steps\": %lu, \"pct_k\": %lu,\n"
+				"     \"first_failure\": ", g->er.seconds,
+				g->er.seconds > 0 ? (double)g->er.runs / g->er.seconds : 0.0, g->er.steps, g->pct_k);
+			if (g->er.failures) {
+				fprintf(f, "{\"run\": %lu, \"outcome\": \"%s\", \"reason\": ", g->er.first_failure,
+					sched_outcome_name(g->er.first.outcome));
+				json_str(f, g->er.first.reason);
+				fprintf(f, ", \"rerun\": ");
+				json_str(f, g->rerun);
+				fprintf(f, "}");
+			} else {
+				fprintf(f, "null");
+			}
+			fprintf(f, "}%s\n", i + 1 < npol ? "," : "");
+		}
+		fprintf(f, "  ],\n  \"total\": {\"runs\": %lu, \"failures\": %lu, \"ci95\": [%.8f, %.8f]}\n}\n",
+			total_runs, total_fail, lo, hi);
+		if (f != stdout && fclose(f)) {
+			fprintf(stderr, "mmfuzz-sched-stress: cannot write %s\n", json);
+			return 2;
+		}
+	}
+	printf("%s\n", total_fail ? "FAILURE" : "SUCCESS");
+	return total_fail ? 1 : 0;
+}
+
+/* --policy all | random,pct,...: the policies a seed can drive. */
+static int parse_policies(const char *v, enum sched_policy *out)
+{
+	char buf[128];
+	int n = 0;
+	if (!strcmp(v, "all"))
+		v = "random,pct,sticky";
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int p = sched_policy_parse(tok);
+		if ((p != SCHED_RANDOM && p != SCHED_PCT && p != SCHED_STICKY) || n >= SCHED_NR_POLICIES)
+			return -1;
+		out[n++] = (enum sched_policy)p;
+	}
+	return n;
 }
 
 int main(int argc, char **argv)
@@ -481,13 +858,22 @@ int main(int argc, char **argv)
 	uint64_t seed = 1;
 	unsigned long runs = 100, only_run = ~0UL;
 	int policy = SCHED_RANDOM;
-	bool trace = false, quiet = false;
-	const char *artifact = NULL, *replay = NULL;
+	bool trace = false, quiet = false, do_grade = false, runs_given = false;
+	const char *artifact = NULL, *replay = NULL, *json = NULL, *policies = NULL;
 	int mode = -1;
 	w->tasks = 3;
 	w->cpus = 2;
 	w->steps = 24;
+	w->irqs = true;
+	w->migrations = true;
 
+	if (argc == 4 && !strcmp(argv[1], "--wilson")) {
+		double lo, hi;
+		unsigned long k = strtoul(argv[2], NULL, 0), n = strtoul(argv[3], NULL, 0);
+		sched_wilson(k, n, 1.96, &lo, &hi);
+		printf("wilson %lu/%lu: p %.6f 95%% CI [%.6f, %.6f]\n", k, n, n ? (double)k / (double)n : 0.0, lo, hi);
+		return 0;
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -497,18 +883,26 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else if (!strcmp(a, "--seed")) { NEEDV(); seed = strtoull(v, NULL, 0);
-		} else if (!strcmp(a, "--runs")) { NEEDV(); runs = strtoul(v, NULL, 0);
+		} else if (!strcmp(a, "--runs")) { NEEDV(); runs = strtoul(v, NULL, 0); runs_given = true;
 		} else if (!strcmp(a, "--run")) { NEEDV(); only_run = strtoul(v, NULL, 0);
 		} else if (!strcmp(a, "--tasks")) { NEEDV(); w->tasks = atoi(v);
 		} else if (!strcmp(a, "--cpus")) { NEEDV(); w->cpus = atoi(v);
 		} else if (!strcmp(a, "--steps")) { NEEDV(); w->steps = atoi(v);
 		} else if (!strcmp(a, "--policy")) {
 			NEEDV();
+			policies = v;
 			policy = sched_policy_parse(v);
-			if (policy != SCHED_RANDOM && policy != SCHED_PCT && policy != SCHED_STICKY) {
-				fprintf(stderr, "mmfuzz-sched-stress: --policy random, pct or sticky\n");
+		} else if (!strcmp(a, "--grade")) { do_grade = true;
+		} else if (!strcmp(a, "--json")) { NEEDV(); json = v;
+		} else if (!strcmp(a, "--no-irq")) { w->irqs = false;
+		} else if (!strcmp(a, "--no-migrate")) { w->migrations = false;
+		} else if (!strcmp(a, "--selftest")) {
+			NEEDV();
+			if (strcmp(v, "scribble") && strcmp(v, "leak") && strcmp(v, "race")) {
+				fprintf(stderr, "mmfuzz-sched-stress: --selftest scribble, leak or race\n");
 				return 2;
 			}
+			w->selftest = v;
 		} else if (!strcmp(a, "--trace")) { trace = true;
 		} else if (!strcmp(a, "--quiet")) { quiet = true;
 		} else if (!strcmp(a, "--artifact")) { NEEDV(); artifact = v;
@@ -529,6 +923,24 @@ int main(int argc, char **argv)
 		}
 #undef NEEDV
 	}
+	enum sched_policy grade_pols[SCHED_NR_POLICIES];
+	int ngrade = 0;
+	if (do_grade) {
+		ngrade = parse_policies(policies ? policies : "all", grade_pols);
+		if (ngrade < 1) {
+			fprintf(stderr, "mmfuzz-sched-stress: --grade --policy all, or a list of random, pct, sticky\n");
+			return 2;
+		}
+		if (!runs_given)
+			runs = 1000;
+		if (replay || only_run != ~0UL || trace) {
+			fprintf(stderr, "mmfuzz-sched-stress: --grade does not take --replay, --run or --trace\n");
+			return 2;
+		}
+	} else if (policy != SCHED_RANDOM && policy != SCHED_PCT && policy != SCHED_STICKY) {
+		fprintf(stderr, "mmfuzz-sched-stress: --policy random, pct or sticky\n");
+		return 2;
+	}
 
 	struct sched_artifact art;
 	memset(&art, 0, sizeof(art));
@@ -546,6 +958,11 @@ int main(int argc, char **argv)
 		for (int m = 0; m < M_NR; m++)
 			if (!strcmp(mname, mode_names[m]))
 				mode = m;
+		static const char *const kinds[] = { "scribble", "leak", "race" };
+		const char *st = strstr(art.config, " selftest=");
+		for (int k = 0; st && k < 3; k++)
+			if (!strcmp(st + 10, kinds[k]))
+				w->selftest = kinds[k];
 	}
 	if (mode < 0) {
 		usage(stderr);
@@ -563,9 +980,19 @@ int main(int argc, char **argv)
 		return 2;
 
 	char config[160];
-	snprintf(config, sizeof(config), "mode=%s tasks=%d cpus=%d steps=%d", mode_names[mode], w->tasks, w->cpus,
-		 w->steps);
+	snprintf(config, sizeof(config), "mode=%s tasks=%d cpus=%d steps=%d%s%s", mode_names[mode], w->tasks, w->cpus,
+		 w->steps, w->selftest ? " selftest=" : "", w->selftest ? w->selftest : "");
 	struct sched_task_desc t[SCHED_MAX_TASKS];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	catch_faults();
+	if (do_grade) {
+		int rc = grade(w, config, seed, grade_pols, ngrade, runs, json);
+		if (w->mm)
+			mm_destroy(w->mm);
+		sched_thread_release();
+		return rc;
+	}
 
 	if (replay) {
 		struct sched_opts base;
@@ -591,18 +1018,10 @@ int main(int argc, char **argv)
 	/* PCT's k: the steps of a first random run of the same seed (deterministic). */
 	unsigned long pct_k = 0;
 	if (policy == SCHED_PCT) {
-		struct sched_opts o;
-		base_opts(&o, w);
-		o.policy = SCHED_RANDOM;
-		o.seed = seed;
-		o.run = 0;
-		int n = world_setup(w, t);
-		if (n < 0)
+		long k = calibrate_pct(w, seed);
+		if (k < 0)
 			return 2;
-		struct sched_result r = sched_run(&o, t, n);
-		if (r.failed && world_recover(w))
-			return 2;
-		pct_k = r.steps ? r.steps : 200;
+		pct_k = (unsigned long)k;
 	}
 
 	char afile[256];
@@ -646,10 +1065,9 @@ int main(int argc, char **argv)
 				if (sched_artifact_write(afile, &o, &r) == 0)
 					printf("artifact: %s (replay: mmfuzz-sched-stress %s --deterministic --replay %s)\n",
 					       afile, mode_names[mode], afile);
-				printf("rerun: ./mmfuzz stress %s --deterministic --seed %#" PRIx64
-				       " --run %lu --policy %s --tasks %d --cpus %d --steps %d\n",
-				       mode_names[mode], seed, run, sched_policy_name((enum sched_policy)policy),
-				       w->tasks, w->cpus, w->steps);
+				char cmd[320];
+				format_rerun(cmd, sizeof(cmd), w, seed, run, (enum sched_policy)policy);
+				printf("rerun: %s\n", cmd);
 			}
 			if (world_recover(w))
 				return 2;

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# tests/verbs/coverage.sh - ctest for ./mmfuzz coverage (tests/verbs_minimize_coverage.cmake).
+#
+#   coverage.sh usage ROOT WORK          bad arguments and a missing llvm-cov: exit 2 and a message
+#   coverage.sh buddy ROOT WORK BUILD    the buddy target's corpora replayed under coverage (build
+#                                        in BUILD): a report line for allocator/page/buddy.c with
+#                                        a non-zero percentage, JSON that adds up, an HTML report
+set -u
+mode=$1 ROOT=$2 WORK=$3
+MMFUZZ=$ROOT/mmfuzz
+fails=0
+rm -rf "$WORK" && mkdir -p "$WORK"
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+expect() {
+	local want=$1 re=$2 out rc
+	shift 2
+	out=$("$MMFUZZ" coverage "$@" 2>&1)
+	rc=$?
+	if [[ $rc != "$want" ]]; then
+		fail "coverage $*: exit $rc, want $want; output:"$'\n'"$out"
+	elif ! grep -Eq -- "$re" <<<"$out"; then
+		fail "coverage $*: no /$re/ in:"$'\n'"$out"
+	else
+		echo "ok: coverage $* -> exit $rc, /$re/"
+	fi
+}
+
+case $mode in
+usage)
+	mkdir -p "$WORK/anon"
+	expect 2 "unknown target 'nosuch'" --targets nosuch
+	expect 2 "unexpected argument '--frob'" --frob
+	expect 2 "unexpected argument 'buddy'" buddy
+	expect 2 '--corpus needs a value' --corpus
+	expect 2 'not a directory' --corpus "$WORK/missing"
+	expect 2 'cannot tell which target' --corpus "$WORK/anon"
+	expect 2 '--fail-under needs a percentage' --fail-under lots
+	expect 2 'contradict' --html "$WORK/h" --no-html
+	# The llvm tools missing: a clear error before anything is built.
+	MMFUZZ_LLVM_COV=$WORK/no-llvm-cov expect 2 "MMFUZZ_LLVM_COV=.*no-llvm-cov: no such program" --targets buddy
+	MMFUZZ_LLVM_PROFDATA=$WORK/no-profdata expect 2 "no such program" --targets buddy
+	expect 0 'usage: mmfuzz coverage' --help
+	;;
+buddy)
+	BUILD=$4
+	# An extra corpus given as TARGET=DIR: one seed copied there, replayed too.
+	mkdir -p "$WORK/extra"
+	cp "$ROOT/corpus/buddy/basic" "$WORK/extra/copy-of-basic"
+	out=$("$MMFUZZ" coverage --targets buddy --build-dir "$BUILD" --out "$WORK/out" --json "$WORK/cov.json" \
+		--corpus "buddy=$WORK/extra" 2>&1)
+	rc=$?
+	echo "$out"
+	[[ $rc == 0 ]] || fail "coverage exited $rc, want 0"
+	line=$(grep -E '^allocator/page/buddy\.c ' <<<"$out")
+	if [[ -z $line ]]; then
+		fail "no report line for allocator/page/buddy.c"
+	else
+		read -r _ lines covered lpct _ <<<"$line"
+		((lines > 0 && covered > 0)) || fail "buddy.c: $covered of $lines lines covered"
+		[[ $lpct =~ ^[0-9.]+%$ && ${lpct%%.*} -ge 50 ]] || fail "buddy.c line coverage '$lpct' (the seeds alone reach far more than 50%)"
+	fi
+	grep -Eq '^TOTAL +[0-9]+ +[0-9]+ +[0-9.]+%' <<<"$out" || fail "no TOTAL line"
+	grep -q 'extra' <<<"$out" || fail "the extra corpus is not named among the replayed directories"
+	[[ -s $WORK/out/html/index.html ]] || fail "no HTML report in $WORK/out/html/"
+	[[ -s $WORK/out/report.txt && -s $WORK/out/merged.profdata ]] || fail "no report.txt / merged.profdata in $WORK/out"
+	python3 - "$WORK/cov.json" <<'PY' || fail "coverage.json is inconsistent"
+import json, sys
+d = json.load(open(sys.argv[1]))
+files = {f["file"]: f for f in d["files"]}
+b = files["allocator/page/buddy.c"]
+assert 0 < b["lines_covered"] <= b["lines"] and b["line_pct"] > 0, b
+assert 0 < b["branches_covered"] <= b["branches"] and b["branch_pct"] > 0, b
+t = d["total"]
+assert t["lines"] == sum(f["lines"] for f in d["files"]), t
+assert t["lines_covered"] == sum(f["lines_covered"] for f in d["files"]), t
+assert t["branches_covered"] == sum(f["branches_covered"] for f in d["files"]), t
+assert all(f["file"].startswith("allocator/") for f in d["files"])
+assert d["inputs"]["buddy"]["inputs"] >= 2 and not d["failed"], d["inputs"]
+print("coverage.json: buddy.c %.2f%% lines, total %.2f%% of %d lines" % (b["line_pct"], t["line_pct"], t["lines"]))
+PY
+	;;
+*)
+	echo "usage: $0 usage|buddy ROOT WORK [BUILD]" >&2
+	exit 2
+	;;
+esac
+if ((fails)); then
+	echo "$fails check(s) failed"
+	exit 1
+fi
+echo "all checks passed"

@@ -1,0 +1,47 @@
+# ./mmfuzz minimize and ./mmfuzz coverage (issue 5), scripts in tests/verbs/:
+#
+#  verbs_minimize_usage     bad arguments (no target, unknown target, unreadable
+#                           file, a directory, bad --time, -o FILE onto itself,
+#                           an unknown --inject id): exit 2 and the message
+#  verbs_minimize_injected  a crashing input shrinks and still fails the same
+#                           way: corpus/buddy/basic on the bug-zoo variant
+#                           buddy-merge-across-zones (libFuzzer build made by the
+#                           verb's --inject in this build tree) fails B2; the
+#                           minimized file is smaller, fails B2 when replayed
+#                           directly, the original is unchanged, both op
+#                           programs are printed; an input that passes there is
+#                           "nothing to minimize" (exit 1, no file written).
+#                           The correct allocator has no crashing input, so
+#                           only an injected build can give one.
+#  verbs_coverage_usage     bad arguments, and llvm-cov / llvm-profdata missing
+#                           ($MMFUZZ_LLVM_COV pointing nowhere): exit 2 and the message
+#  verbs_coverage_buddy     the buddy target's corpora plus an extra TARGET=DIR
+#                           corpus under the coverage preset (built in this build
+#                           tree): a report line for allocator/page/buddy.c with a
+#                           non-zero percentage, a TOTAL, JSON whose totals add up,
+#                           an HTML report
+#
+# The two builds (libFuzzer+ASan fuzz_buddy, ~25 s on 2 cores; coverage
+# fuzz_buddy, ~10 s) make these the expensive kind: like oss_fuzz_check_build,
+# once per `./mmfuzz test` run, in the gcc replay build (the debug preset).
+find_program(MF_VERBS_CLANG clang)
+find_program(MF_VERBS_BASH bash)
+if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANITIZE STREQUAL ""
+   AND MM_INJECT STREQUAL "" AND MF_VERBS_CLANG AND MF_VERBS_BASH)
+  set(_v ${PROJECT_SOURCE_DIR}/tests/verbs)
+  set(_w ${CMAKE_CURRENT_BINARY_DIR}/verbs)
+  add_test(NAME verbs_minimize_usage
+           COMMAND ${MF_VERBS_BASH} ${_v}/minimize.sh usage ${PROJECT_SOURCE_DIR} ${_w}/minimize-usage)
+  add_test(NAME verbs_minimize_injected
+           COMMAND ${MF_VERBS_BASH} ${_v}/minimize.sh injected ${PROJECT_SOURCE_DIR} ${_w}/minimize-injected
+                   ${_w}/build-fuzz-buddy-merge-across-zones)
+  add_test(NAME verbs_coverage_usage
+           COMMAND ${MF_VERBS_BASH} ${_v}/coverage.sh usage ${PROJECT_SOURCE_DIR} ${_w}/coverage-usage)
+  add_test(NAME verbs_coverage_buddy
+           COMMAND ${MF_VERBS_BASH} ${_v}/coverage.sh buddy ${PROJECT_SOURCE_DIR} ${_w}/coverage-buddy
+                   ${_w}/build-coverage)
+  set_tests_properties(verbs_minimize_usage verbs_coverage_usage PROPERTIES TIMEOUT 120)
+  set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES TIMEOUT 600)
+  # Each builds with the machine's cores: not both at once.
+  set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES RESOURCE_LOCK mmfuzz_verbs_build)
+endif()

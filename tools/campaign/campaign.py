@@ -26,6 +26,11 @@ print the summary of what ran.
 
 Exit status: 1 when anything was found; else 2 when a component could not be
 built or run; else 130 when interrupted; else 0.
+
+For tests only: MMFUZZ_RUN_ONLY="fuzz:buddy,stress:pages,det:pages" keeps
+just those components (each half's budget then goes to its kept ones), and
+MMFUZZ_RUN_VIA names a wrapper to run the components through instead of
+./mmfuzz (to plant failures).
 """
 import datetime
 import glob
@@ -42,7 +47,7 @@ import time
 import traceback
 
 ROOT = os.environ.get("MMFUZZ_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MMFUZZ = os.environ.get("MMFUZZ") or os.path.join(ROOT, "mmfuzz")
+MMFUZZ = os.environ.get("MMFUZZ_RUN_VIA") or os.environ.get("MMFUZZ") or os.path.join(ROOT, "mmfuzz")
 
 MODES = ["pages", "pcp", "bulk", "slub", "kmalloc", "mixed"]
 POLICIES = ["random", "pct", "sticky"]
@@ -72,6 +77,13 @@ def rel(path):
 def on_signal(signum, _frame):
     STOP["why"] = "interrupted (%s)" % signal.Signals(signum).name
     STOP["count"] += 1
+
+
+def sig_name(rc):
+    try:
+        return signal.Signals(-rc).name
+    except ValueError:
+        return "signal %d" % -rc
 
 
 def targets():
@@ -328,13 +340,12 @@ def run_stress(camp, comp, secs):
     if how == "interrupted":
         comp["status"] = "interrupted"
     elif how == "timeout":
-        camp.finding(comp, "stress %s: no end after %.0fs (share %.0fs): a hang the watchdog missed" %
-                     (m, secs + 60, secs), rel(log), rerun)
+        camp.finding(comp, "no end after %.0fs (share %.0fs): a hang the watchdog missed" % (secs + 60, secs), rel(log), rerun)
     elif rc == 1:
         why = (res or {}).get("failure") or seen["failure"] or "FAILURE (see the log)"
-        camp.finding(comp, "stress %s: %s" % (m, why), rel(log), rerun)
+        camp.finding(comp, why, rel(log), rerun)
     elif rc < 0:
-        camp.finding(comp, "stress %s: the stressor died of signal %s" % (m, signal.Signals(-rc).name), rel(log), rerun)
+        camp.finding(comp, "the stressor died of %s" % sig_name(rc), rel(log), rerun)
     elif rc != 0 or res is None:
         camp.error(comp, "the stress verb exited %d%s; last lines of %s:\n%s" %
                    (rc, "" if res else " without its --json", rel(log), "\n".join(tail(log, 8))))
@@ -395,13 +406,11 @@ def run_det(camp, comp, secs):
             comp["status"] = "interrupted"
             break
         if how == "timeout":
-            camp.finding(comp, "stress %s --deterministic: a batch of %d runs did not end in %.0fs (a hang)" %
-                         (m, runs, bsecs), rel(log), " ".join(["./mmfuzz"] + argv[1:]))
+            camp.finding(comp, "a batch of %d runs did not end in %.0fs (a hang)" % (runs, bsecs), rel(log), " ".join(["./mmfuzz"] + argv[1:]))
             break
         if t is None or rc not in (0, 1) or (rc == 1 and not got["rerun"]):
             if rc < 0 or (t is None and rc == 1):
-                camp.finding(comp, "stress %s --deterministic: the driver died (%s)" %
-                             (m, signal.Signals(-rc).name if rc < 0 else "exit 1, no total line"), rel(log),
+                camp.finding(comp, "the driver died (%s)" % (sig_name(rc) if rc < 0 else "exit 1, no total line"), rel(log),
                              " ".join(["./mmfuzz"] + argv[1:]))
             else:
                 camp.error(comp, "the deterministic driver exited %d; last lines of %s:\n%s" %
@@ -411,8 +420,8 @@ def run_det(camp, comp, secs):
             replay = ""
             if os.path.exists(art):
                 replay = "./mmfuzz stress %s --deterministic --replay %s" % (m, rel(art))
-            camp.finding(comp, "stress %s --deterministic (%s, seed %#x): %d of %d runs failed; first: %s" %
-                         (m, policy, bseed, batch["failures"], batch["runs"], got["reason"] or "?"),
+            camp.finding(comp, "policy %s, seed %#x: %d of %d runs failed; first: %s" %
+                         (policy, bseed, batch["failures"], batch["runs"], got["reason"] or "?"),
                          rel(art) if replay else rel(log), got["rerun"], also=replay)
         el = time.monotonic() - t0
         prog.line(el, "runs %d ops %d failures %d (last batch: %s, seed %#x)" %
@@ -468,6 +477,10 @@ def plan(budget, names):
         comps.append({"kind": "stress", "name": m, "weight": (1 - FUZZ_SHARE) / len(MODES) / 2})
     for m in MODES:
         comps.append({"kind": "det", "name": m, "weight": (1 - FUZZ_SHARE) / len(MODES) / 2})
+    only = os.environ.get("MMFUZZ_RUN_ONLY")
+    if only:
+        keep = set(x.strip() for x in only.split(","))
+        comps = [c for c in comps if "%s:%s" % (c["kind"], c["name"]) in keep]
     for i, c in enumerate(comps):
         c["tag"] = "[%2d/%d %s %s]" % (i + 1, len(comps), c["kind"], c["name"])
         c["label"] = "%s %s%s" % ("fuzz" if c["kind"] == "fuzz" else "stress", c["name"],

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Tests of ./mmfuzz run (ctest, tests/run_verb.cmake; standard library only).
+
+    check_run.py args                 bad arguments: exit 2 and a message naming
+                                      the problem; --help: exit 0, every option
+    check_run.py campaign --work DIR  a short campaign on the correct allocator,
+                                      then a planted failure, then the default
+                                      output directory's naming
+
+campaign:
+ 1. ./mmfuzz run --time 30 --out DIR/out/r (builds build/fuzz and
+    build/stress-rel when needed): exit 0; a summary row for every target of
+    targets/TARGETS and for every stressor mode (free-running and
+    deterministic), each "ok" with work done (execs, ops, runs > 0); the
+    output layout (summary.txt, summary.json, build/, fuzz/, stress/ and
+    each component's logs); summary.txt is the summary printed.
+ 2. The same --out again, through a front door that plants a scribble in the
+    free-running pages stressor (--selftest scribble), only that component:
+    it gets DIR/out/r-1, leaves run 1's files alone, exits 1 and lists the
+    finding with the stressor's rerun command.
+ 3. Two runs without --out (one deterministic mode, 1 s): each gets its own
+    out/run/<UTC time>[-N]; removed afterwards.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MMFUZZ = os.path.join(ROOT, "mmfuzz")
+MODES = ["pages", "pcp", "bulk", "slub", "kmalloc", "mixed"]
+FAILED = []
+
+
+def check(cond, what):
+    print("%s: %s" % ("ok  " if cond else "FAIL", what), flush=True)
+    if not cond:
+        FAILED.append(what)
+    return cond
+
+
+def run(args, env=None, timeout=900):
+    t0 = time.monotonic()
+    p = subprocess.run([MMFUZZ, "run"] + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, errors="replace", env=dict(os.environ, **(env or {})), timeout=timeout)
+    return p.returncode, p.stdout, time.monotonic() - t0
+
+
+def targets():
+    with open(os.path.join(ROOT, "targets", "TARGETS")) as f:
+        return [l.strip() for l in f if l.strip() and not l.startswith("#")]
+
+
+def test_args():
+    bad = [
+        (["--time"], "--time needs a value"),
+        (["--time", "0"], "--time wants whole seconds"),
+        (["--time", "abc"], "--time wants whole seconds"),
+        (["--time", "-5"], "--time wants whole seconds"),
+        (["--time=1.5"], "--time wants whole seconds"),
+        (["--seed", "x"], "--seed wants a non-negative integer"),
+        (["--seed", "123456789012345678901"], "--seed wants a non-negative integer"),
+        (["--out"], "--out needs a value"),
+        (["--out", MMFUZZ], "--out '%s' exists and is not a directory" % MMFUZZ),
+        (["--bogus"], "unknown option '--bogus'"),
+        (["pages"], "unexpected argument 'pages'"),
+    ]
+    for args, msg in bad:
+        rc, out, _ = run(args, timeout=60)
+        check(rc == 2, "run %s exits 2 (got %d)" % (" ".join(args), rc))
+        check(("mmfuzz run: " + msg) in out and "usage: mmfuzz run" in out,
+              "run %s says '%s' and the usage" % (" ".join(args), msg))
+    rc, out, _ = run(["--help"], timeout=60)
+    check(rc == 0, "run --help exits 0")
+    for opt in ("--time S", "--out DIR", "--seed N", "--no-build", "Exit status"):
+        check(opt in out, "run --help documents %s" % opt)
+    check(all(t in out for t in targets()), "run --help names every fuzz target")
+    rc2, out2, _ = run(["-h"], timeout=60)
+    check(rc2 == 0 and out2 == out, "run -h is run --help")
+
+
+def table_rows(text, title_prefix, names):
+    """The rows of the summary table whose title starts with title_prefix: {name: [cells]}."""
+    lines = text.splitlines()
+    rows = {}
+    for i, l in enumerate(lines):
+        if l.startswith(title_prefix):
+            for r in lines[i + 2:]:
+                if not r.startswith("  "):
+                    break
+                cells = r.split()
+                if cells and cells[0] in names:
+                    rows[cells[0]] = cells
+            break
+    return rows
+
+
+def check_summary(text, d, names):
+    fz = table_rows(text, "fuzz targets", names)
+    fr = table_rows(text, "stressors, free-running", MODES)
+    dt = table_rows(text, "stressors, deterministic", MODES)
+    for t in names:
+        check(t in fz and fz[t][1] == "ok" and int(fz[t][3]) > 0, "summary: fuzz row '%s' ok with execs > 0: %s" %
+              (t, fz.get(t)))
+    for m in MODES:
+        check(m in fr and fr[m][1] == "ok" and int(fr[m][3]) > 0, "summary: free-running row '%s' ok with ops > 0: %s" %
+              (m, fr.get(m)))
+        check(m in dt and dt[m][1] == "ok" and int(dt[m][3]) > 0, "summary: deterministic row '%s' ok with runs > 0: %s" %
+              (m, dt.get(m)))
+    check("findings: none" in text and "errors: none" in text, "summary: no findings, no errors")
+    check("result: clean (exit 0)" in text, "summary: result clean")
+
+
+def check_layout(d, names):
+    for f in ("summary.txt", "summary.json"):
+        check(os.path.isfile(os.path.join(d, f)), "layout: %s" % f)
+    for sub in ("build", "fuzz", "stress"):
+        check(os.path.isdir(os.path.join(d, sub)), "layout: %s/" % sub)
+    for t in names:
+        for f in ("fuzz/%s.log" % t, "fuzz/%s.json" % t):
+            check(os.path.isfile(os.path.join(d, f)), "layout: %s" % f)
+        for sub in ("corpus", "crashes"):
+            check(os.path.isdir(os.path.join(d, "fuzz", t, t, sub)), "layout: fuzz/%s/%s/%s/" % (t, t, sub))
+    for m in MODES:
+        for f in ("stress/%s.log" % m, "stress/%s.json" % m, "stress/det-%s.log" % m):
+            check(os.path.isfile(os.path.join(d, f)), "layout: %s" % f)
+    try:
+        s = json.load(open(os.path.join(d, "summary.json")))
+    except (OSError, ValueError) as e:
+        check(False, "summary.json reads: %s" % e)
+        return
+    check(s.get("exit_status") == 0 and s.get("findings") == [] and s.get("errors") == [],
+          "summary.json: exit_status 0, no findings, no errors")
+    check([c["name"] for c in s.get("fuzz", [])] == names, "summary.json: every fuzz target")
+    check(all(c.get("execs", 0) > 0 and c.get("coverage", 0) for c in s.get("fuzz", [])),
+          "summary.json: execs and coverage for every target")
+    check([c["name"] for c in s.get("stress", [])] == MODES and all(c.get("ops", 0) > 0 for c in s["stress"]),
+          "summary.json: ops for every free-running mode")
+    check([c["name"] for c in s.get("deterministic", [])] == MODES and
+          all(c.get("runs", 0) > 0 and c.get("ops", 0) > 0 for c in s["deterministic"]),
+          "summary.json: runs and ops for every deterministic mode")
+
+
+def test_campaign(work):
+    names = targets()
+    out = os.path.join(work, "out")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    r = os.path.join(out, "r")
+
+    # 1. The campaign, clean.
+    rc, text, secs = run(["--time", "30", "--out", r])
+    m = re.search(r"build done in (\d+)s", text)
+    print("run 1: exit %d in %.0fs (build %ss, not counted in the budget)" % (rc, secs, m.group(1) if m else "?"))
+    if not check(rc == 0, "run --time 30 exits 0 (got %d)" % rc):
+        print(text[-6000:])
+    check(re.search(r"\[ ?1/%d fuzz %s\]" % (len(names) + 12, names[0]), text) is not None,
+          "progress: the first component announced with its index")
+    check("campaign" in text and "s left" in text, "progress: campaign time left shown")
+    check_summary(text, r, names)
+    check_layout(r, names)
+    try:
+        txt = open(os.path.join(r, "summary.txt")).read()
+        check(txt.strip() in text, "summary.txt is the summary printed")
+    except OSError:
+        check(False, "summary.txt reads")
+
+    # 2. Same --out: a new directory; a planted failure is found, exit 1.
+    before = {f: os.path.getmtime(os.path.join(r, f)) for f in ("summary.json", "summary.txt")}
+    wrap = os.path.join(work, "plant-scribble.sh")
+    with open(wrap, "w") as f:
+        f.write('#!/bin/sh\n# the front door, plus a planted scribble in the free-running stressor\n'
+                'if [ "$1" = stress ]; then exec "%s" "$@" --selftest scribble; fi\nexec "%s" "$@"\n' % (MMFUZZ, MMFUZZ))
+    os.chmod(wrap, 0o755)
+    rc, text, secs = run(["--time", "4", "--no-build", "--out", r],
+                         env={"MMFUZZ_RUN_VIA": wrap, "MMFUZZ_RUN_ONLY": "stress:pages"}, timeout=300)
+    print("run 2: exit %d in %.0fs" % (rc, secs))
+    r1 = r + "-1"
+    check(os.path.isfile(os.path.join(r1, "summary.json")), "run 2 with the same --out got %s" % r1)
+    check(before == {f: os.path.getmtime(os.path.join(r, f)) for f in before}, "run 1's summary untouched by run 2")
+    if not check(rc == 1, "a planted scribble: exit 1 (got %d)" % rc):
+        print(text[-4000:])
+    check(re.search(r"findings: 1 .*\n  1\. stress pages: .*C1 violated", text) is not None,
+          "the finding is listed with what the checker said")
+    check(re.search(r"replay: +\./mmfuzz stress pages .*--seed \S+ .*--selftest scribble", text) is not None,
+          "the finding's replay command is the stressor's rerun line")
+    try:
+        s = json.load(open(os.path.join(r1, "summary.json")))
+        check(s["exit_status"] == 1 and len(s["findings"]) == 1 and "rerun" not in s["findings"][0]["command"],
+              "summary.json: exit_status 1, the finding and its command")
+    except (OSError, ValueError, KeyError) as e:
+        check(False, "run 2's summary.json: %s" % e)
+
+    # 3. The default directory: out/run/<UTC time>, never reused.
+    dirs = []
+    for i in range(2):
+        rc, text, _ = run(["--time", "1", "--no-build"], env={"MMFUZZ_RUN_ONLY": "det:pcp"}, timeout=120)
+        m = re.search(r"output in (\S+)", text)
+        check(rc == 0 and m is not None, "default --out run %d exits 0 and names its directory" % (i + 1))
+        if m:
+            dirs.append(m.group(1))
+    check(len(dirs) == 2 and dirs[0] != dirs[1], "two runs, two directories: %s" % dirs)
+    check(all(re.fullmatch(r"out/run/\d{8}T\d{6}Z(-\d+)?", d) for d in dirs), "named out/run/<UTC time>[-N]")
+    for d in dirs:
+        p = os.path.join(ROOT, d)
+        if re.fullmatch(r"out/run/\d{8}T\d{6}Z(-\d+)?", d) and os.path.isfile(os.path.join(p, "summary.json")):
+            shutil.rmtree(p)
+
+
+def main():
+    a = sys.argv[1:]
+    if a[:1] == ["args"]:
+        test_args()
+    elif a[:2] == ["campaign", "--work"] and len(a) == 3:
+        os.makedirs(a[2], exist_ok=True)
+        test_campaign(os.path.abspath(a[2]))
+    else:
+        print(__doc__)
+        return 2
+    if FAILED:
+        print("%d check(s) failed:\n  %s" % (len(FAILED), "\n  ".join(FAILED)))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

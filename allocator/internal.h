@@ -68,6 +68,7 @@ bool slab_check(struct mm *mm, int level, struct mm_violation *v);   /* S1-S3 */
 void slab_cpu_dead(struct mm *mm, int cpu);                 /* flush the vCPU's slabs */
 
 /* ---- check/check.c ---- */
+void mm_check_forget(struct mm *mm);   /* mm_reset(): the W1 memo */
 bool mm_violate(struct mm_violation *v, enum mm_invariant inv, int zone, int cpu,
 		unsigned long pfn, unsigned int order, long expected, long found,
 		const char *fmt, ...) __attribute__((format(printf, 9, 10)));

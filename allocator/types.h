@@ -149,6 +149,8 @@ struct free_area {
 
 struct per_cpu_pages;     /* page/pcp.c */
 
+#define MM_W1_MEMO 16   /* states remembered per zone as having passed W1 */
+
 struct zone {
 	/* Read-mostly fields */
 	unsigned long _watermark[NR_WMARK];         /* min/low/high in pages */
@@ -173,6 +175,10 @@ struct zone {
 	spinlock_t lock;
 	struct free_area free_area[MM_NR_ORDERS_LIMIT];
 	atomic_long vm_stat[NR_VM_ZONE_STAT_ITEMS];   /* NR_FREE_PAGES: exact, under lock; others: + per-cpu diffs */
+
+	/* The checker's (check.c): signatures of states that passed W1; under every zone->lock */
+	unsigned long w1_memo[MM_W1_MEMO];
+	unsigned int w1_memo_next;
 };
 
 static inline bool populated_zone(const struct zone *z)
@@ -191,6 +197,7 @@ static inline bool zone_spans_pfn(const struct zone *z, unsigned long pfn)
 /* ---------------------------------------------------------------- mm */
 
 struct mm_cpu;            /* cpu/vcpu.c */
+struct mm_boot_snapshot;  /* mm.c: what mm_reset() restores */
 
 /*
  * Per-vCPU statistics (the kernel's vm_event_states and vm_stat_diff):
@@ -217,6 +224,7 @@ struct mm {
 	unsigned long memmap_guard;                 /* struct pages of guard before first_pfn */
 	unsigned long *valid_bitmap;                /* pfn_valid(), one bit per pfn of the range */
 	unsigned long nr_valid;
+	struct mm_boot_snapshot *boot;              /* mm_reset()'s copy of the state mm_create() left */
 
 	struct zone zones[MAX_NR_ZONES];
 	unsigned long min_free_kbytes;              /* effective value */

@@ -10,7 +10,15 @@
  *
  *   level 1  counters against counters                 O(zones * orders)
  *   level 2  walk every free list: B1, B2, W1 sampled   O(free blocks)
- *   level 3  B3 and B4 over every pfn, W1 exhaustive    O(pfns)
+ *   level 3  B3 and B4 over every pfn                   O(pfns)
+ *   level 4  W1 exhaustive: every order, alloc_flags set and highest zone
+ *
+ * W1 is a pure function of a zone's free-list counts, counters, watermarks
+ * and reserves: each zone remembers the signatures of the states it already
+ * passed W1 in (w1_memo, cleared by mm_reset() so that what a fuzz input
+ * checks depends on that input alone), and a zone an operation did not
+ * change is not asked again.  Fuzz targets check after every operation,
+ * and an operation changes one zone, mostly.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -119,7 +127,7 @@ static bool block_mt_ok(struct mm *mm, struct zone *zone, unsigned long pfn, uns
 }
 
 static bool check_free_block(struct mm *mm, struct zone *zone, struct page *page, unsigned int order,
-			     int mt, struct mm_violation *v)
+			     int mt, int level, struct mm_violation *v)
 {
 	/* The struct page must be inside the memmap before anything is read from it. */
 	uintptr_t pp = (uintptr_t)page, lo = (uintptr_t)mm->memmap;
@@ -149,7 +157,13 @@ static bool check_free_block(struct mm *mm, struct zone *zone, struct page *page
 		return mm_violate(v, MM_INV_B1, zone->idx, -1, pfn, order, 0, 0,
 				  "zone %s [%#lx, %#lx): order-%u block [%#lx, %#lx) is not inside the zone",
 				  zone->name, zone->zone_start_pfn, zone_end_pfn(zone), order, pfn, pfn + nr);
-	for (unsigned long i = 0; i < nr; i++) {
+	/*
+	 * Every page of the block at level 3; at level 2 the head and the last
+	 * page (a block merged across a zone boundary or past the end of a
+	 * span ends in the wrong place), so the per-operation walk stays
+	 * O(free blocks).
+	 */
+	for (unsigned long i = 0; i < nr; i = (level >= 3 || i + 1 == nr) ? i + 1 : nr - 1) {
 		if (!__pfn_valid(mm, pfn + i))
 			return mm_violate(v, MM_INV_B1, zone->idx, -1, pfn + i, order, 1, 0,
 					  "zone %s: order-%u block at pfn %#lx covers pfn %#lx, which is a hole",
@@ -173,7 +187,8 @@ static bool check_free_block(struct mm *mm, struct zone *zone, struct page *page
 	return true;
 }
 
-static bool scan_zone_lists(struct mm *mm, struct zone *zone, struct zone_scan *s, struct mm_violation *v)
+static bool scan_zone_lists(struct mm *mm, struct zone *zone, struct zone_scan *s, int level,
+			    struct mm_violation *v)
 {
 	memset(s, 0, sizeof(*s));
 	for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++) {
@@ -194,7 +209,7 @@ static bool scan_zone_lists(struct mm *mm, struct zone *zone, struct zone_scan *
 					return mm_violate(v, MM_INV_B1, zone->idx, -1, ~0UL, o, MAX_ORDER(mm), o,
 							  "zone %s: a block on the order-%u list, above max_order %u",
 							  zone->name, o, MAX_ORDER(mm));
-				if (!check_free_block(mm, zone, page, o, mt, v))
+				if (!check_free_block(mm, zone, page, o, mt, level, v))
 					return false;
 			}
 			s->nr_free[o][mt] = n;
@@ -252,6 +267,7 @@ struct owner_map {
 	unsigned long bad_pfn;
 	int bad_a, bad_b;         /* the two places, or a == b == 0 for out of range */
 	bool bad;
+	unsigned long marked;     /* pfns with an owner */
 };
 
 enum { OWN_BUDDY = 1, OWN_PCP, OWN_CLIENT, OWN_KERNEL, OWN_SLAB };
@@ -278,6 +294,7 @@ static void owner_mark(struct owner_map *m, unsigned long pfn, unsigned long nr,
 			return;
 		}
 		*w = (unsigned char)who;
+		m->marked++;
 	}
 }
 
@@ -314,15 +331,22 @@ static bool check_conservation(struct mm *mm, struct mm_violation *v)
 	pcp_for_each_page_locked(mm, pcp_mark, &m);
 	/*
 	 * What is allocated, by the memmap: heads with a reference and their
-	 * order.  Slab pages belong to SLUB, the rest to clients.
+	 * order.  Slab pages belong to SLUB, the rest to clients.  The walk
+	 * steps over whole blocks (a free block's order, an allocation's), so
+	 * it costs O(blocks); B1 and owner_mark() see to the pages inside.
 	 */
 	unsigned long client_pages = 0;
-	for (unsigned long pfn = mm->first_pfn; pfn < mm->end_pfn; pfn++) {
-		if (!__pfn_valid(mm, pfn))
+	for (unsigned long pfn = mm->first_pfn; pfn < mm->end_pfn;) {
+		if (!__pfn_valid(mm, pfn)) {
+			pfn++;
 			continue;
+		}
 		struct page *p = __pfn_to_page(mm, pfn);
-		if (page_count(p) > 0 && p->owner_order) {
-			unsigned long nr = 1UL << (p->owner_order - 1);
+		unsigned long nr = 1;
+		if (PageBuddy(p) && buddy_order(p) <= MAX_ORDER(mm) && !(pfn & ((1UL << buddy_order(p)) - 1))) {
+			nr = 1UL << buddy_order(p);
+		} else if (page_count(p) > 0 && p->owner_order) {
+			nr = 1UL << (p->owner_order - 1);
 			allocated += nr;
 			if (PageSlab(p))
 				owner_mark(&m, pfn, nr, OWN_SLAB);
@@ -331,19 +355,16 @@ static bool check_conservation(struct mm *mm, struct mm_violation *v)
 			else
 				client_pages += nr;
 		}
+		pfn += nr;
 	}
 	if (mm->client_walk) {
 		/* The client's view must match the memmap's, page for page. */
-		unsigned long before = 0, after = 0;
-		for (unsigned long i = 0; i < span; i++)
-			before += m.where[i] != 0;
+		unsigned long before = m.marked;
 		mm->client_walk(mm->client_ctx, client_mark, &m);
-		for (unsigned long i = 0; i < span; i++)
-			after += m.where[i] != 0;
-		if (!m.bad && after - before != client_pages) {
-			ok = mm_violate(v, MM_INV_B4, -1, -1, ~0UL, 0, (long)client_pages, (long)(after - before),
+		if (!m.bad && m.marked - before != client_pages) {
+			ok = mm_violate(v, MM_INV_B4, -1, -1, ~0UL, 0, (long)client_pages, (long)(m.marked - before),
 					"clients hold %lu pages but the memmap shows %lu allocated to clients",
-					after - before, client_pages);
+					m.marked - before, client_pages);
 			goto out;
 		}
 	}
@@ -357,7 +378,8 @@ static bool check_conservation(struct mm *mm, struct mm_violation *v)
 					own_names[m.bad_b]);
 		goto out;
 	}
-	for (unsigned long pfn = mm->first_pfn; pfn < mm->end_pfn; pfn++) {
+	/* Every mark is a distinct valid pfn: as many marks as valid pfns means none is lost. */
+	for (unsigned long pfn = mm->first_pfn; m.marked != mm->nr_valid && pfn < mm->end_pfn; pfn++) {
 		if (__pfn_valid(mm, pfn) && !m.where[pfn - mm->first_pfn]) {
 			ok = mm_violate(v, MM_INV_B4, (int)page_zonenum(__pfn_to_page(mm, pfn)), -1, pfn, 0, 1, 0,
 					"pfn %#lx is nowhere: not free, not on a pcp list, not allocated (lost)", pfn);
@@ -433,6 +455,48 @@ static bool wmark_reference(struct mm *mm, struct zone *z, const struct zone_sca
 	return order == 0 || *servable;
 }
 
+/* FNV-1a over everything __zone_watermark_ok and zone_watermark_fast read. */
+static unsigned long w1_signature(struct mm *mm, struct zone *z, const struct zone_scan *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+#define W1_MIX(x) do { h ^= (uint64_t)(x); h *= 0x100000001b3ULL; } while (0)
+	W1_MIX(mm->cfg.wmark_algo);
+	W1_MIX(s->free_pages);
+	for (unsigned int o = 0; o <= MAX_ORDER(mm); o++) {
+		W1_MIX(z->free_area[o].nr_free);
+		for (int mt = 0; mt < MIGRATE_TYPES; mt++)
+			W1_MIX(s->nr_free[o][mt]);
+	}
+	for (int i = 0; i < NR_VM_ZONE_STAT_ITEMS; i++)
+		W1_MIX(zone_page_state(z, (enum zone_stat_item)i));
+	for (int w = 0; w < NR_WMARK; w++)
+		W1_MIX(z->_watermark[w]);
+	W1_MIX(z->watermark_boost);
+	W1_MIX(z->nr_reserved_highatomic);
+	for (int j = 0; j < MAX_NR_ZONES; j++)
+		W1_MIX(z->lowmem_reserve[j]);
+#undef W1_MIX
+	return (unsigned long)h;
+}
+
+/* Did this state pass at level class @cls (0: level 2, 1: level 3, 2: level 4) or above? */
+static bool w1_memo_has(const struct zone *z, unsigned long sig, unsigned int cls)
+{
+	for (unsigned int i = 0; i < MM_W1_MEMO; i++)
+		if (z->w1_memo[i] && (z->w1_memo[i] & ~3UL) == (sig & ~3UL) && (z->w1_memo[i] & 3) >= cls)
+			return true;
+	return false;
+}
+
+/*
+ * Which questions, by level (each compared with the reference at five
+ * marks: min, low, high, 0 and exactly the free count):
+ *   2  order 0 and one more order, one of three flag sets - both taken
+ *      from the state's signature, so a run asks them all - the zone's own
+ *      reserve: the per-operation sample;
+ *   3  the same two orders with all three flag sets;
+ *   4  every order, all eight flag sets, every highest zone.
+ */
 static bool check_watermarks(struct mm *mm, struct zone *z, const struct zone_scan *s, int level,
 			     struct mm_violation *v)
 {
@@ -441,17 +505,25 @@ static bool check_watermarks(struct mm *mm, struct zone *z, const struct zone_sc
 		ALLOC_NON_BLOCK | ALLOC_HIGHATOMIC, ALLOC_OOM, ALLOC_MIN_RESERVE | ALLOC_NON_BLOCK | ALLOC_HIGHATOMIC,
 		ALLOC_HIGHATOMIC, ALLOC_OOM | ALLOC_MIN_RESERVE,
 	};
-	unsigned int nflags = level >= 3 ? ARRAY_SIZE(flag_sets) : 3;
-	unsigned int max_o = level >= 3 ? MAX_ORDER(mm) : MIN(2u, MAX_ORDER(mm));
+	bool all = level >= 4;
+	unsigned long sig = w1_signature(mm, z, s);
+	unsigned int cls = all ? 2 : level >= 3 ? 1 : 0;
+	unsigned int nflags = all ? ARRAY_SIZE(flag_sets) : 3, f0 = level >= 3 ? 0 : (unsigned int)(sig >> 32) % 3;
+	unsigned int max_o = MAX_ORDER(mm);
 	long marks[NR_WMARK + 2];
+
+	if (w1_memo_has(z, sig, cls))
+		return true;
 	for (int w = 0; w < NR_WMARK; w++)
 		marks[w] = (long)zone_wmark_pages(z, w);
 	marks[NR_WMARK] = 0;
 	marks[NR_WMARK + 1] = s->free_pages;   /* right at the boundary */
 
-	for (int hz = z->idx; hz < (level >= 3 ? MAX_NR_ZONES : z->idx + 1); hz++)
-		for (unsigned int order = 0; order <= max_o; order++)
-			for (unsigned int f = 0; f < nflags; f++)
+	unsigned int sampled = MAX_ORDER(mm) ? 1 + (unsigned int)(sig % MAX_ORDER(mm)) : 0;
+	for (int hz = z->idx; hz < (all ? MAX_NR_ZONES : z->idx + 1); hz++)
+		for (unsigned int order = 0; order <= max_o;
+		     order = all ? order + 1 : order < sampled ? sampled : max_o + 1)
+			for (unsigned int f = f0; f < (level >= 3 ? nflags : f0 + 1); f++)
 				for (unsigned int w = 0; w < ARRAY_SIZE(marks); w++) {
 					unsigned int flags = flag_sets[f];
 					bool servable;
@@ -472,7 +544,16 @@ static bool check_watermarks(struct mm *mm, struct zone *z, const struct zone_sc
 								  "zone %s: watermark ok for order %u (alloc_flags %#x) but no "
 								  "usable free block of that order exists", z->name, order, flags);
 				}
+	z->w1_memo[z->w1_memo_next++ % MM_W1_MEMO] = (sig & ~3UL) | cls;
 	return true;
+}
+
+void mm_check_forget(struct mm *mm)
+{
+	for (int zi = 0; zi < MAX_NR_ZONES; zi++) {
+		memset(mm->zones[zi].w1_memo, 0, sizeof(mm->zones[zi].w1_memo));
+		mm->zones[zi].w1_memo_next = 0;
+	}
 }
 
 /* ---------------------------------------------------------------- entry */
@@ -529,7 +610,7 @@ bool mm_check(struct mm *mm, int level, struct mm_violation *v)
 	ok = check_counters(mm, v);
 	for (int z = 0; ok && level >= 2 && z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &mm->zones[z];
-		ok = scan_zone_lists(mm, zone, &scan, v);
+		ok = scan_zone_lists(mm, zone, &scan, level, v);
 		if (ok && populated_zone(zone))
 			ok = check_watermarks(mm, zone, &scan, level, v);
 		if (ok && level >= 3)

@@ -36,8 +36,8 @@ static struct {
 static struct {
 	unsigned long inputs, ops;
 	double t_ops, t_check, t_teardown;
-	unsigned long n_level[4];         /* mm_check calls per level */
-	double t_level[4];                /* and their CPU time */
+	unsigned long n_level[5];         /* mm_check calls per level */
+	double t_level[5];                /* and their CPU time */
 } stats;
 
 unsigned long mf_env_ulong(const char *name, unsigned long def)
@@ -68,7 +68,7 @@ static void print_stats(void)
 		stats.inputs, stats.ops, (double)stats.ops / (double)stats.inputs,
 		stats.t_ops, 100 * stats.t_ops / total, stats.t_check, 100 * stats.t_check / total,
 		stats.t_teardown, 100 * stats.t_teardown / total, 1e6 * total / (double)stats.inputs);
-	for (int l = 1; l < 4; l++)
+	for (int l = 1; l < 5; l++)
 		if (stats.n_level[l])
 			fprintf(stderr, "mmfuzz: stats: mm_check level %d: %lu calls, %.1f us each (%.0f%% of all CPU time)\n",
 				l, stats.n_level[l], 1e6 * stats.t_level[l] / (double)stats.n_level[l],
@@ -144,7 +144,7 @@ void mf_check(struct mf_ctx *c, int level)
 		return;
 	double t0 = knobs.stats ? now_s() : 0;
 	bool ok = mm_check(c->mm, level, &v);
-	if (knobs.stats && level < 4) {
+	if (knobs.stats && level < 5) {
 		stats.t_level[level] += now_s() - t0;
 		stats.n_level[level]++;
 	}

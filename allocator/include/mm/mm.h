@@ -306,9 +306,11 @@ struct mm_violation {
 };
 /*
  * Levels: 0 nothing; 1 counters against each other (O(orders)); 2 walks every
- * free list (B1, B2, W1 sampled); 3 exhaustive: B3 and B4 over every pfn,
- * W1 over every flag combination.  Returns true when clean; on the first
- * violation fills *v (if non-NULL) and returns false.
+ * free list (B1, B2, W1 sampled); 3 exhaustive structure: B3 and B4 over
+ * every pfn; 4 also W1 over every order, flag combination and highest zone.
+ * W1 skips a zone whose state already passed since the last mm_reset().
+ * Returns true when clean; on the first violation fills *v (if non-NULL)
+ * and returns false.
  */
 bool mm_check(struct mm *mm, int level, struct mm_violation *v);
 const char *mm_invariant_name(enum mm_invariant inv);

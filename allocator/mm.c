@@ -203,6 +203,134 @@ void mm_free_all_memory(struct mm *mm)
 	}
 }
 
+
+/* ---------------------------------------------------------------- reset */
+
+/*
+ * The state mm_create() leaves after memblock_free_all() - every struct
+ * page, every free list and zone counter, every pageblock's type - copied
+ * once, so that mm_reset() puts it back with memcpy instead of building it
+ * again page by page through the free path.  Fuzz targets reset after every
+ * input: on a small machine this is most of an input's cost otherwise.  The
+ * free lists' pointers stay valid because the memmap and the zones do not
+ * move.  (Tests compare a reset instance with a fresh one: test_meminit,
+ * and the fuzz harness after every input.)
+ */
+struct mm_pfn_run {
+	unsigned long start, end;
+};
+
+struct mm_zone_snapshot {
+	struct free_area free_area[MM_NR_ORDERS_LIMIT];
+	long vm_stat[NR_VM_ZONE_STAT_ITEMS];
+	long managed_pages;
+	size_t pageblock_bytes;
+	unsigned char *pageblock_flags;
+};
+
+struct mm_boot_snapshot {
+	struct mm_pfn_run *runs;          /* maximal runs of valid pfns */
+	unsigned long nr_runs;
+	struct page *pages;               /* [nr_valid], run after run */
+	struct mm_zone_snapshot zone[MAX_NR_ZONES];
+};
+
+static void boot_snapshot_free(struct mm_boot_snapshot *b)
+{
+	if (!b)
+		return;
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		free(b->zone[z].pageblock_flags);
+	free(b->runs);
+	free(b->pages);
+	free(b);
+}
+
+static size_t zone_pageblock_bytes(const struct mm *mm, const struct zone *zone)
+{
+	return zone->pageblock_flags ?
+	       ((zone_end_pfn(zone) - zone->pageblock_base_pfn) >> mm->pageblock_order) + 1 : 0;
+}
+
+/* Without memory for the copy mm_reset() rebuilds the state instead: slower, the same. */
+static void boot_snapshot_take(struct mm *mm)
+{
+	struct mm_boot_snapshot *b = calloc(1, sizeof(*b));
+	unsigned long nr_runs = 0, k = 0;
+
+	if (!b)
+		return;
+	for (unsigned long pfn = mm->first_pfn; pfn < mm->end_pfn; pfn++)
+		if (__pfn_valid(mm, pfn) && (pfn == mm->first_pfn || !__pfn_valid(mm, pfn - 1)))
+			nr_runs++;
+	b->runs = calloc(nr_runs ? nr_runs : 1, sizeof(*b->runs));
+	b->pages = malloc((mm->nr_valid ? mm->nr_valid : 1) * sizeof(struct page));
+	if (!b->runs || !b->pages)
+		goto fail;
+	for (unsigned long pfn = mm->first_pfn; pfn < mm->end_pfn; pfn++) {
+		if (!__pfn_valid(mm, pfn))
+			continue;
+		if (pfn == mm->first_pfn || !__pfn_valid(mm, pfn - 1))
+			b->runs[b->nr_runs++].start = pfn;
+		b->runs[b->nr_runs - 1].end = pfn + 1;
+	}
+	for (unsigned long r = 0; r < b->nr_runs; r++) {
+		unsigned long n = b->runs[r].end - b->runs[r].start;
+		memcpy(&b->pages[k], __pfn_to_page(mm, b->runs[r].start), n * sizeof(struct page));
+		k += n;
+	}
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &mm->zones[z];
+		struct mm_zone_snapshot *zs = &b->zone[z];
+		memcpy(zs->free_area, zone->free_area, sizeof(zs->free_area));
+		for (int i = 0; i < NR_VM_ZONE_STAT_ITEMS; i++)
+			zs->vm_stat[i] = atomic_load(&zone->vm_stat[i]);
+		zs->managed_pages = atomic_load(&zone->managed_pages);
+		zs->pageblock_bytes = zone_pageblock_bytes(mm, zone);
+		if (zs->pageblock_bytes) {
+			zs->pageblock_flags = malloc(zs->pageblock_bytes);
+			if (!zs->pageblock_flags)
+				goto fail;
+			memcpy(zs->pageblock_flags, (void *)zone->pageblock_flags, zs->pageblock_bytes);
+		}
+	}
+	mm->boot = b;
+	return;
+fail:
+	boot_snapshot_free(b);
+}
+
+/*
+ * The memmap, free lists, counters and pageblock types as mm_create() left
+ * them.  @poison: frames may be unpoisoned (something was allocated when the
+ * reset came); otherwise the free path has poisoned every one already, and
+ * re-poisoning a large arena's shadow would cost more than the rest.
+ */
+static void boot_snapshot_restore(struct mm *mm, bool poison)
+{
+	struct mm_boot_snapshot *b = mm->boot;
+	unsigned long k = 0;
+
+	for (unsigned long r = 0; r < b->nr_runs; r++) {
+		unsigned long n = b->runs[r].end - b->runs[r].start;
+		memcpy(__pfn_to_page(mm, b->runs[r].start), &b->pages[k], n * sizeof(struct page));
+		/* Free memory is poisoned, as zone_free_page_range() leaves it at boot. */
+		if (poison)
+			kasan_poison(__page_address(mm, b->runs[r].start), n << MM_PAGE_SHIFT);
+		k += n;
+	}
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *zone = &mm->zones[z];
+		struct mm_zone_snapshot *zs = &b->zone[z];
+		memcpy(zone->free_area, zs->free_area, sizeof(zs->free_area));
+		for (int i = 0; i < NR_VM_ZONE_STAT_ITEMS; i++)
+			atomic_store(&zone->vm_stat[i], zs->vm_stat[i]);
+		atomic_store(&zone->managed_pages, zs->managed_pages);
+		if (zs->pageblock_bytes)
+			memcpy((void *)zone->pageblock_flags, zs->pageblock_flags, zs->pageblock_bytes);
+	}
+}
+
 struct mm *mm_create(const struct mm_config *c, char *err, size_t errlen)
 {
 	char dummy[8];
@@ -251,6 +379,7 @@ struct mm *mm_create(const struct mm_config *c, char *err, size_t errlen)
 	memmap_init_pages(mm);
 	mm_free_all_memory(mm);
 	init_per_zone_wmark_min(mm);
+	boot_snapshot_take(mm);
 	if (mm_cpus_setup(mm, err, errlen) || pcp_setup(mm, err, errlen) || slab_setup(mm, err, errlen)) {
 		mm_destroy(mm);
 		return NULL;
@@ -268,12 +397,17 @@ void mm_destroy(struct mm *mm)
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		free((void *)mm->zones[z].pageblock_flags);
 	memmap_destroy(mm);
+	boot_snapshot_free(mm->boot);
 	free(mm->vmstat_pcpu);
 	free(mm);
 }
 
 int mm_reset(struct mm *mm)
 {
+	long allocated = 0;
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		allocated += zone_page_state(&mm->zones[z], NR_ZONE_ALLOCATED);
+
 	/*
 	 * Also for an instance abandoned in the middle of an operation (a
 	 * deterministic-scheduler run that failed): every lock starts free.
@@ -322,9 +456,14 @@ int mm_reset(struct mm *mm)
 	mm->shrinkers = NULL;
 	mm->client_walk = NULL;
 	mm->client_ctx = NULL;
-	memmap_init_pages(mm);
-	mm_free_all_memory(mm);
+	if (mm->boot) {
+		boot_snapshot_restore(mm, allocated != 0);
+	} else {
+		memmap_init_pages(mm);
+		mm_free_all_memory(mm);
+	}
 	init_per_zone_wmark_min(mm);
+	mm_check_forget(mm);
 	return 0;
 }
 

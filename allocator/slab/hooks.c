@@ -362,6 +362,8 @@ void slab_teardown(struct mm *mm)
 		list_del(&s->list);
 		__kmem_cache_release(s);
 	}
+	free(st->check_map);
+	free(st->check_owner);
 	free(st);
 	mm->slab_state = NULL;
 }

@@ -466,15 +466,19 @@ bool slab_check(struct mm *mm, int level, struct mm_violation *v)
 
 	if (!st || level < 2)
 		return true;
-	x.map = malloc(MAX_OBJS_PER_PAGE + 1);
-	if (level >= 3)
-		x.owner = calloc(mm->end_pfn - mm->first_pfn, sizeof(*x.owner));
-	if (!x.map || (level >= 3 && !x.owner)) {
-		free(x.map);
-		free(x.owner);
-		return true;
-	}
 	spin_lock(&st->slab_mutex);
+	if (!st->check_map)
+		st->check_map = malloc(MAX_OBJS_PER_PAGE + 1);
+	if (level >= 3 && !st->check_owner)
+		st->check_owner = malloc((mm->end_pfn - mm->first_pfn) * sizeof(*st->check_owner));
+	x.map = st->check_map;
+	x.owner = level >= 3 ? st->check_owner : NULL;
+	if (!x.map || (level >= 3 && !x.owner)) {
+		spin_unlock(&st->slab_mutex);
+		return true;      /* cannot check without memory; not a violation */
+	}
+	if (x.owner)
+		memset(x.owner, 0, (mm->end_pfn - mm->first_pfn) * sizeof(*x.owner));
 	list_for_each(pos, &st->caches) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		ok = check_tids(&x, s) && (level < 3 || check_cpus(&x, s)) && check_node(&x, s);
@@ -484,7 +488,5 @@ bool slab_check(struct mm *mm, int level, struct mm_violation *v)
 	if (ok && level >= 3)
 		ok = check_memmap(&x);
 	spin_unlock(&st->slab_mutex);
-	free(x.map);
-	free(x.owner);
 	return ok;
 }

@@ -185,6 +185,10 @@ struct slub_state {
 	atomic_ulong rnd;                       /* splitmix64 state */
 	atomic_ulong clock;                     /* "jiffies" for tracking */
 
+	/* slab_check()'s scratch, under slab_mutex: allocated once, not per check */
+	unsigned char *check_map;               /* [MAX_OBJS_PER_PAGE + 1] */
+	unsigned int *check_owner;              /* [end_pfn - first_pfn] */
+
 	/* the KASAN quarantine (ASan builds) */
 	spinlock_t q_lock;
 	void *q_head, *q_tail;                  /* FIFO linked through the objects */

@@ -74,6 +74,18 @@ void mm_bug(const char *file, int line, const char *cond) __attribute__((noretur
 #define __data_racy
 #endif
 
+/*
+ * __mm_checker: a checker function that lives next to the code it checks
+ * (pcp_check in pcp.c).  It is the oracle, not code under test: fuzzing
+ * builds leave it out of coverage, so its loops neither slow the engine
+ * down nor count as progress (cmake/fuzz.cmake does the same for check/).
+ */
+#if defined(__clang__)
+#define __mm_checker __attribute__((no_sanitize("coverage")))
+#else
+#define __mm_checker
+#endif
+
 /* ASan manual poisoning as KASAN: no-ops outside ASan builds. */
 #if defined(__SANITIZE_ADDRESS__)
 #define MM_ASAN 1

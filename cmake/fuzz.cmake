@@ -28,10 +28,11 @@ if(MM_ENGINE STREQUAL "libfuzzer")
   set(MF_COMPILE_FLAGS -fsanitize=fuzzer-no-link)
   set(MF_LINK_FLAGS -fsanitize=fuzzer)
   # Coverage of the allocator itself is what guides the fuzzer - but not of
-  # its checker (allocator/check/): the oracle's branches are no progress,
-  # and its compare tracing would cost more than the allocator's own.
+  # its checker (allocator/check/, SLUB's slab/invariants.c; pcp_check is
+  # marked __mm_checker): the oracle's branches are no progress, and its
+  # compare tracing would cost more than the allocator's own.
   file(GLOB_RECURSE MF_ALLOC_COVERED CONFIGURE_DEPENDS ${MF_ROOT}/allocator/*.c)
-  list(FILTER MF_ALLOC_COVERED EXCLUDE REGEX "/allocator/check/")
+  list(FILTER MF_ALLOC_COVERED EXCLUDE REGEX "/allocator/check/|/allocator/slab/invariants.c")
   set_source_files_properties(${MF_ALLOC_COVERED} DIRECTORY ${MF_ROOT}/allocator
                               PROPERTIES COMPILE_OPTIONS -fsanitize=fuzzer-no-link)
 elseif(MM_ENGINE STREQUAL "afl")

@@ -634,7 +634,7 @@ void pcp_for_each_page_locked(struct mm *mm, mm_mark_fn fn, void *w)
  * batch are the largest in force since the lists last fell under high:
  * runtime updates do not drain (zone_pcp_update() neither).
  */
-static bool pcp_check_one(struct mm *mm, struct zone *zone, int cpu, struct per_cpu_pages *pcp,
+static __mm_checker bool pcp_check_one(struct mm *mm, struct zone *zone, int cpu, struct per_cpu_pages *pcp,
 			  struct mm_violation *v)
 {
 	long pages = 0;
@@ -687,7 +687,7 @@ static bool pcp_check_one(struct mm *mm, struct zone *zone, int cpu, struct per_
 	return true;
 }
 
-bool pcp_check(struct mm *mm, int level, struct mm_violation *v)
+__mm_checker bool pcp_check(struct mm *mm, int level, struct mm_violation *v)
 {
 	(void)level;
 	for (int z = 0; z < MAX_NR_ZONES; z++) {

@@ -48,6 +48,8 @@ static bool for_each_word(const struct mf_shadow *sh, const struct mf_alloc *a,
 				return false;
 		return true;
 	}
+	if (words && !fn(a, (words / 2) * 8, arg))
+		return false;
 	for (size_t chunk = 0; chunk < a->len; chunk += 4096) {
 		size_t n = MIN((size_t)4096, a->len - chunk) / 8;
 		if (!n)

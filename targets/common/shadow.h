@@ -13,11 +13,12 @@
  *   always     its contents are the pattern derived from its id and
  *              generation, from the moment it is added until it is removed
  *              (checked on free, on touch and at teardown).
- * Patterns: allocations up to MF_FULL_FILL_MAX bytes (or all of them with
- * MMFUZZ_FILL=full) are filled word by word; larger ones get three words per
- * 4 KiB page (first, last and one chosen by the id), enough to see another
- * allocation or a stray memset land on them without paying for writing
- * megabytes per op.
+ * Patterns: allocations up to MF_FULL_FILL_MAX bytes (slab objects; all of
+ * them with MMFUZZ_FILL_FULL=1) are filled word by word; larger ones get
+ * three words per 4 KiB page (first, last and one chosen by the id) and the
+ * word at the middle of the allocation (where SLUB keeps its free pointer),
+ * enough to see another allocation, a free pointer or a stray memset land on
+ * them without paying for writing every byte on every op.
  *
  * The shadow also feeds the checker's conservation count (B4): every live
  * allocation with nr_pages != 0 is reported through mm_set_client_walker().
@@ -32,7 +33,7 @@
 #include "mm/mm.h"
 
 #define MF_MAX_LIVE       1024         /* live allocations per input; ops stop allocating beyond */
-#define MF_FULL_FILL_MAX  (2 * 4096)   /* bytes: full pattern up to this size */
+#define MF_FULL_FILL_MAX  512          /* bytes: full pattern up to this size */
 
 struct mf_ctx;
 

@@ -193,21 +193,27 @@ static void op_bulk_array(struct mf_ctx *c, struct mf_op *op)
 			if (arr[i] != GUARD_WORD)
 				mf_fail(c, "C1", "__alloc_pages_bulk(nr_pages %d) wrote entry %d, past nr_pages", n, i);
 	}
-	int prefix = 0;
-	while (prefix < n && arr[prefix])
-		prefix++;
-	if (ret != (unsigned long)prefix)
-		mf_fail(c, "C1", "__alloc_pages_bulk(nr_pages %d, %lu pre-populated) returned %lu, but the array "
-			"has %d populated entries before the first NULL", n, pre, ret, prefix);
+	/*
+	 * The kernel returns the index it stopped at (nr_populated): every
+	 * entry before it is populated - the NULL ones filled - and every
+	 * entry from it on is as the caller left it.  When the pcp list runs
+	 * dry after the first page, or the fallback to __alloc_pages() places
+	 * one page, a pre-populated entry may well follow the returned count.
+	 */
+	if (ret > (unsigned long)n)
+		mf_fail(c, "C1", "__alloc_pages_bulk(nr_pages %d) returned %lu", n, ret);
 	for (int i = 0; i < n; i++) {
 		if (before[i] && arr[i] != before[i])
 			mf_fail(c, "C1", "__alloc_pages_bulk changed the pre-populated entry %d", i);
-		if (!before[i] && i >= prefix && arr[i])
+		if ((unsigned long)i < ret && !arr[i])
+			mf_fail(c, "C1", "__alloc_pages_bulk(nr_pages %d, %lu pre-populated) returned %lu, but entry %d "
+				"before it is NULL", n, pre, ret, i);
+		if ((unsigned long)i >= ret && !before[i] && arr[i])
 			mf_fail(c, "C1", "__alloc_pages_bulk returned %lu but filled entry %d after it", ret, i);
 	}
-	for (int i = 0; i < prefix; i++)
+	for (unsigned long i = 0; i < ret; i++)
 		if (!before[i])
-			take(c, arr[i], gfp, "__alloc_pages_bulk (array)", i);
+			take(c, arr[i], gfp, "__alloc_pages_bulk (array)", (int)i);
 	if (heap)
 		free(arr);
 }

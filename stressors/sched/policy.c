@@ -25,6 +25,14 @@
  *            out of bytes, option 0 (no preemption, no interrupt, stay).
  *   replay   each decision takes the next log byte, which must be a valid
  *            option: a divergence is non-determinism.
+ *   script   sparse actions from the bytes (sched.h, SCHED_SCRIPT): "after
+ *            gap points, switch to task t / raise an interrupt / migrate to
+ *            vCPU c"; every other decision is the default.  Where bytes
+ *            steers all of a run's hundreds of decisions (so a random input
+ *            is a random walk, and one inserted byte shifts every decision
+ *            after it), a script places a few preemptions exactly and a
+ *            mutation of one action moves one preemption: the shape the
+ *            schedule-fuzzing target (targets/sched.c) gives libFuzzer.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +46,7 @@ static const char *const policy_names[SCHED_NR_POLICIES] = {
 	[SCHED_DFS] = "dfs",
 	[SCHED_BYTES] = "bytes",
 	[SCHED_REPLAY] = "replay",
+	[SCHED_SCRIPT] = "script",
 };
 
 const char *sched_policy_name(enum sched_policy p)
@@ -145,6 +154,10 @@ void policy_begin_run(struct sched *s)
 {
 	const struct sched_opts *o = s->o;
 	s->byte_pos = 0;
+	s->script_base = 0;
+	s->script_arg = 0;
+	for (int i = 0; i < s->n; i++)
+		s->task[i].label = NULL;
 	s->dfs_pos = 0;
 	s->dfs_preempts = 0;
 	if (o->policy != SCHED_PCT)
@@ -210,6 +223,67 @@ static unsigned random_inject(struct sched *s, enum sched_dkind kind, unsigned n
 	return 1 + sched_rng_below(&s->rng, nopts - 1);
 }
 
+/* ---------------------------------------------------------------- script */
+
+/* The option of @opts[from..nopts) holding @want, else the next value after it (mod @n) that is there. */
+static unsigned script_pick(const int *opts, unsigned from, unsigned nopts, int want, int n)
+{
+	for (int d = 0; d < n; d++) {
+		int v = (want + d) % n;
+		for (unsigned i = from; i < nopts; i++)
+			if (opts[i] == v)
+				return i;
+	}
+	return 0;
+}
+
+static unsigned script_decide(struct sched *s, enum sched_dkind kind, const int *opts, unsigned nopts)
+{
+	static const enum sched_dkind of_kind[SCHED_SCRIPT_NR_KINDS] = {
+		[SCHED_SCRIPT_SWITCH] = DK_TASK,
+		[SCHED_SCRIPT_IRQ] = DK_IRQ,
+		[SCHED_SCRIPT_MIGRATE] = DK_MIGRATE,
+	};
+	const struct sched_opts *o = s->o;
+	unsigned long now = s->live->steps;
+	while (o->bytes && s->byte_pos + SCHED_SCRIPT_STEP_BYTES <= o->nbytes) {
+		const uint8_t *a = o->bytes + s->byte_pos;
+		unsigned long due = s->script_base + (unsigned long)(a[0] | a[1] << 8);
+		unsigned k = a[2] % SCHED_SCRIPT_NR_KINDS;
+		if (now < due)
+			return 0;
+		if (now > due + SCHED_SCRIPT_SLACK) {
+			/* It could not take effect: dropped, the next counts from its due point. */
+			s->script_base = due;
+			s->byte_pos += SCHED_SCRIPT_STEP_BYTES;
+			continue;
+		}
+		if (of_kind[k] != kind)
+			return 0;       /* due, but at another kind of decision (possibly later at this point) */
+		unsigned c = 1;         /* DK_IRQ: yes */
+		if (kind == DK_TASK)
+			c = script_pick(opts, 0, nopts, a[3] % s->n, s->n);
+		else if (kind == DK_MIGRATE)
+			c = s->nr_cpus > 0 ? script_pick(opts, 1, nopts, a[3] % s->nr_cpus, s->nr_cpus) : 0;
+		s->script_base = now;
+		s->script_arg = a[3];
+		s->byte_pos += SCHED_SCRIPT_STEP_BYTES;
+		return c;
+	}
+	return 0;
+}
+
+unsigned sched_script_arg(void)
+{
+	struct sched *s = sched_engine_if_any();
+	if (!s || !s->active)
+		return 0;
+	sched_tsan_ignore_begin();
+	unsigned arg = s->script_arg;
+	sched_tsan_ignore_end();
+	return arg;
+}
+
 unsigned policy_decide(struct sched *s, enum sched_dkind kind, const int *opts, unsigned nopts, bool cur_ok)
 {
 	const struct sched_opts *o = s->o;
@@ -236,6 +310,8 @@ unsigned policy_decide(struct sched *s, enum sched_dkind kind, const int *opts, 
 		if (s->byte_pos < o->nbytes)
 			return o->bytes[s->byte_pos++] % nopts;
 		return 0;
+	case SCHED_SCRIPT:
+		return script_decide(s, kind, opts, nopts);
 	case SCHED_REPLAY: {
 		if (s->byte_pos >= o->nbytes)
 			sched_end_run(s, SCHED_NONDET, s->cur, "replay: the log ended after %zu decisions "

@@ -59,11 +59,35 @@ enum sched_policy {
 	SCHED_DFS,          /* preemption-bounded exhaustive search (opts.dfs holds the state) */
 	SCHED_BYTES,        /* decisions from opts.bytes (a fuzz input); out of bytes: default choice */
 	SCHED_REPLAY,       /* decisions from a decision log (opts.bytes); divergence is non-determinism */
+	SCHED_SCRIPT,       /* sparse actions from opts.bytes (4 bytes each, below); else the default */
 	SCHED_NR_POLICIES
 };
 const char *sched_policy_name(enum sched_policy p);
 /* "random", "pct", ...: the policy, or -1. */
 int sched_policy_parse(const char *name);
+
+/*
+ * SCHED_SCRIPT: opts.bytes holds opts.nbytes / SCHED_SCRIPT_STEP_BYTES
+ * actions, each "gap lo, gap hi, kind, arg": @gap switch points after the
+ * previous action (counted from the point it took effect; 0: the next
+ * point it can take effect at), do @kind with @arg.  Every other decision
+ * takes the default (no preemption, no interrupt, stay), so a short script
+ * is a few preemptions placed exactly, and a fuzzer mutating one action
+ * moves one preemption.  An action that cannot take effect within
+ * SCHED_SCRIPT_SLACK points of its due point (an interrupt where they stay
+ * disabled, a migration with no free vCPU, a switch with one candidate) is
+ * dropped.  Out of actions: the default, so every script terminates.
+ */
+enum sched_script_kind {
+	SCHED_SCRIPT_SWITCH,        /* run task arg (or the next candidate after it) */
+	SCHED_SCRIPT_IRQ,           /* raise an interrupt; the handler may read sched_script_arg() */
+	SCHED_SCRIPT_MIGRATE,       /* migrate the running task to vCPU arg (or the next free one) */
+	SCHED_SCRIPT_NR_KINDS       /* a larger kind byte is taken modulo this */
+};
+#define SCHED_SCRIPT_STEP_BYTES 4
+#define SCHED_SCRIPT_SLACK      16
+/* The argument of the script action taking effect now (an interrupt handler's program); 0 outside. */
+unsigned sched_script_arg(void);
 
 /* Exhaustive search state: create once, pass in opts.dfs to consecutive runs. */
 struct sched_dfs;
@@ -185,6 +209,12 @@ void sched_atomic_point(const void *addr);
 void sched_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Add a scenario operation to the trace (hashed; printed in the timeline). */
 void sched_op(const char *name, long arg);
+/*
+ * Label the running task's current operation for the timeline's "op"
+ * column (e.g. "[3] alloc cache=1"); @label must stay valid until the next
+ * call (or the end of the run); NULL clears it.  Not hashed.
+ */
+void sched_set_label(const char *label);
 /* The running task's index, -1 outside a task. */
 int sched_current_task(void);
 /* A deterministic random number for scenarios (from the run seed, own stream); 0 outside a run. */

@@ -213,6 +213,7 @@ struct sched_task {
 	bool waited;                /* wait_why/wait_what name its last wait (this run) */
 	bool owed;                  /* waiting, but owed a retry: others progressed since it last looked */
 	unsigned long pct_prio;     /* PCT priority (higher runs) */
+	const char *label;          /* the scenario's name for what it does now (timeline only) */
 };
 
 /* Where the live results of a run are written: the engine's own memory, or
@@ -252,7 +253,9 @@ struct sched {
 	struct sched_rng rng;       /* policy decisions */
 	struct sched_rng user_rng;  /* sched_random() */
 	struct sched_pct pct;
-	size_t byte_pos;            /* BYTES / REPLAY: next byte */
+	size_t byte_pos;            /* BYTES / REPLAY / SCRIPT: next byte */
+	unsigned long script_base;  /* SCRIPT: the point the previous action took effect at */
+	unsigned script_arg;        /* SCRIPT: the argument of the action taking effect */
 	size_t dfs_pos;             /* DFS: next decision of the stack */
 	unsigned long dfs_preempts; /* DFS: preemptions so far in this run */
 	struct sched_live *live;

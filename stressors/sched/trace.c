@@ -6,11 +6,13 @@
  * options name a timeline stream, printed as one line of a readable
  * interleaving:
  *
- *     step  task          cpu  point            event
- *        3  T1:free        1   pcp_before_lock  point
- *        3  T1:free        1   pcp_before_lock  irq (handler ran)
- *        3  T1:free        1   -                switch -> T0:alloc
+ *     step  task     cpu  op                      point            event
+ *        3  T1:free    1  [4] free task=1 idx=0   pcp_before_lock  point
+ *        3  T1:free    1  [4] free task=1 idx=0   pcp_before_lock  irq (handler ran)
+ *        3  T1:free    1  [4] free task=1 idx=0   -                switch -> T0:alloc
  *
+ * The op column is the task's label (sched_set_label: what the scenario
+ * says the task is doing), "-" without one.
  * Two runs with equal hashes took the same decisions at the same points
  * on the same vCPUs; a replay whose hash differs is non-deterministic (or
  * ran another build).  No address enters the hash: only indices, point
@@ -70,7 +72,10 @@ void trace_event(struct sched *s, enum sched_ev ev, int task, int cpu, int point
 		return;
 	char who[48], where[16], what[96];
 	const char *pt = "-";
-	snprintf(who, sizeof(who), "T%d:%s", task, task_name(s, task));
+	if (task < 0)
+		snprintf(who, sizeof(who), "sched");    /* the scheduler itself (the first decision) */
+	else
+		snprintf(who, sizeof(who), "T%d:%s", task, task_name(s, task));
 	if (cpu >= 0)
 		snprintf(where, sizeof(where), "%d", cpu);
 	else
@@ -121,7 +126,8 @@ void trace_event(struct sched *s, enum sched_ev ev, int task, int cpu, int point
 		snprintf(what, sizeof(what), "?");
 		break;
 	}
-	fprintf(f, "%6lu  %-20s %3s  %-16s %s\n", L->steps, who, where, pt, what);
+	const char *label = task >= 0 && task < s->n && s->task[task].label ? s->task[task].label : "-";
+	fprintf(f, "%6lu  %-20s %3s  %-38s %-16s %s\n", L->steps, who, where, label, pt, what);
 	if (s->o->fork)
 		fflush(f);
 }
@@ -138,5 +144,15 @@ void trace_timeline_header(struct sched *s)
 		(unsigned long long)sched_seed(o->seed, o->run), s->n);
 	for (int i = 0; i < s->n; i++)
 		fprintf(f, " T%d:%s", i, task_name(s, i));
-	fprintf(f, "\n%6s  %-20s %3s  %-16s %s\n", "step", "task", "cpu", "point", "event");
+	fprintf(f, "\n%6s  %-20s %3s  %-38s %-16s %s\n", "step", "task", "cpu", "op", "point", "event");
+}
+
+void sched_set_label(const char *label)
+{
+	struct sched *s = sched_engine_if_any();
+	if (s && s->active && s->cur >= 0) {
+		sched_tsan_ignore_begin();      /* engine state, shared by the fibers */
+		s->task[s->cur].label = label;
+		sched_tsan_ignore_end();
+	}
 }

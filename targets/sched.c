@@ -443,6 +443,7 @@ static void op_drain_all(struct mf_ctx *c, struct mf_op *op)
 
 static void op_shrink(struct mf_ctx *c, struct mf_op *op)
 {
+	(void)c;
 	op->res[0] = -1;
 	if (!S.cache[op->a[1]])
 		return;

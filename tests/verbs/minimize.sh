@@ -54,7 +54,7 @@ injected)
 	ok=$ROOT/corpus/buddy/bad            # passes on the variant
 	sum0=$(sha256sum <"$in")
 	out=$("$MMFUZZ" minimize buddy "$in" --inject buddy-merge-across-zones --build-dir "$BUILD" \
-		--time 5 -o "$WORK/min" 2>&1)
+		--time 10 -o "$WORK/min" 2>&1)
 	rc=$?
 	echo "$out"
 	[[ $rc == 0 ]] || fail "minimize exited $rc, want 0"

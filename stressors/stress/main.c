@@ -18,7 +18,9 @@
  * caches destroyed without a leak report.
  *
  * Every failure prints the command that reruns it (the seed included) and
- * the last operations of every worker.  A free-running run is not
+ * the last operations of every worker, then hands the mode and seed to the
+ * deterministic engine (replay.c): "reproduced deterministically: CMD" or
+ * "found only by free-running mode: WHY".  A free-running run is not
  * deterministic (threads interleave as the OS schedules them): the seed
  * fixes each thread's op stream and the injection decisions, not the
  * interleaving; --deterministic (the deterministic scheduler) is what
@@ -123,6 +125,10 @@ void stress_print_oplogs(FILE *f)
 
 /* ---------------------------------------------------------------- command line */
 
+/* The deterministic replay attempt's bounds (replay.c): about a second per policy in a plain build. */
+#define REPLAY_RUNS (STRESS_TSAN ? 300UL : 2000UL)
+#define REPLAY_TIME (STRESS_TSAN || STRESS_ASAN ? 60.0 : 20.0)
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -149,8 +155,11 @@ static void usage(FILE *f)
 		"  --migrate-anywhere migrations inside drain_all_pages: each reproduces a known\n"
 		"                     deadlock of the CPU model (inject.c, \"Known deadlocks\")\n"
 		"  --selftest KIND    plant a fault the run must catch: scribble, double, leak, hang, vacuous\n"
+		"  --no-replay        after a failure, do not try the deterministic engine on the same seed\n"
+		"  --replay-runs N    deterministic runs per policy in that attempt (default %lu)\n"
+		"  --replay-time S    seconds for the whole attempt (default %g)\n"
 		"The last line is SUCCESS (exit 0) or FAILURE (exit 1); 2: bad arguments.\n",
-		STRESS_TSAN ? 3 : 4, STRESS_TSAN ? 2.0 : 3.0, STRESS_TSAN ? 30.0 : 10.0);
+		STRESS_TSAN ? 3 : 4, STRESS_TSAN ? 2.0 : 3.0, STRESS_TSAN ? 30.0 : 10.0, REPLAY_RUNS, REPLAY_TIME);
 }
 
 static void bad(const char *fmt, const char *arg)
@@ -194,6 +203,8 @@ static void parse(int argc, char **argv, struct stress_config *c)
 	c->migrate_1in = 0;
 	c->irq_1in = 0;
 	c->signal_us = 200;
+	c->replay_runs = REPLAY_RUNS;
+	c->replay_time = REPLAY_TIME;
 	c->argc = argc;
 	c->argv = argv;
 	for (int i = 1; i < argc; i++) {
@@ -238,6 +249,10 @@ static void parse(int argc, char **argv, struct stress_config *c)
 			c->migrate_anywhere = true;
 			continue;
 		}
+		if (!strcmp(opt, "--no-replay")) {
+			c->no_replay = true;
+			continue;
+		}
 		if (!val) {
 			if (i + 1 >= argc)
 				bad("%s needs a value", opt);
@@ -263,6 +278,10 @@ static void parse(int argc, char **argv, struct stress_config *c)
 			c->migrate_1in = (unsigned)num(opt, val, 1, 1u << 30);
 		else if (!strcmp(opt, "--irq-1in"))
 			c->irq_1in = (unsigned)num(opt, val, 1, 1u << 30);
+		else if (!strcmp(opt, "--replay-runs"))
+			c->replay_runs = num(opt, val, 1, 100000000);
+		else if (!strcmp(opt, "--replay-time"))
+			c->replay_time = fnum(opt, val);
 		else if (!strcmp(opt, "--signal-us"))
 			c->signal_us = (unsigned)num(opt, val, 1, 10000000);
 		else if (!strcmp(opt, "--selftest")) {
@@ -481,6 +500,8 @@ static int join_timed(pthread_t th, const char *what)
 
 static void finish(const struct stress_totals *t, const char *vacuous, bool ok)
 {
+	if (!ok)
+		stress_replay_attempt();
 	stress_report(stdout, t, vacuous, ok);
 	if (S.cfg.json && stress_write_json(S.cfg.json, t, vacuous, ok))
 		fprintf(stderr, "mmfuzz-stress: cannot write %s\n", S.cfg.json);
@@ -488,6 +509,8 @@ static void finish(const struct stress_totals *t, const char *vacuous, bool ok)
 		fflush(stdout);
 		stress_print_oplogs(stderr);
 		stress_print_rerun(stderr);
+		fflush(stderr);
+		stress_replay_print(stdout);
 	}
 	printf("%s\n", ok ? "SUCCESS" : "FAILURE");
 	fflush(stdout);
@@ -511,8 +534,14 @@ static void on_fatal(int sig)
 	fprintf(stderr, "\nmmfuzz-stress: FAILURE: %s in the allocator or the stressor (its message is above)\n",
 		sig == SIGABRT ? "abort (BUG, VM_BUG_ON or a bounded loop)" : strsignal(sig));
 	atomic_store(&S.failed, 1);
+	atomic_store(&S.stop, 1);
 	stress_print_oplogs(stderr);
 	stress_print_rerun(stderr);
+	fflush(stderr);
+	if (!S.failure[0])
+		snprintf(S.failure, sizeof(S.failure), "%s", sig == SIGABRT ? "abort" : strsignal(sig));
+	stress_replay_attempt();                 /* fork + exec + read: the other threads are left alone */
+	stress_replay_print(stdout);
 	fprintf(stdout, "FAILURE\n");
 	fflush(stdout);
 	fflush(stderr);

@@ -258,6 +258,19 @@ void stress_report(FILE *f, const struct stress_totals *t, const char *vacuous, 
 	(void)ok;
 }
 
+/* A JSON string: quotes and backslashes escaped, control characters as spaces. */
+static void json_text(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else
+			fputc((unsigned char)*s < 0x20 ? ' ' : *s, f);
+	}
+	fputc('"', f);
+}
+
 int stress_write_json(const char *path, const struct stress_totals *t, const char *vacuous, bool ok)
 {
 	FILE *f = fopen(path, "w");
@@ -328,6 +341,13 @@ int stress_write_json(const char *path, const struct stress_totals *t, const cha
 	fprintf(f, "\",\n  \"failure\": \"");
 	for (const char *p = S.failure; *p; p++)
 		fputc(*p == '"' || *p == '\\' ? '\'' : (*p == '\n' ? ' ' : *p), f);
-	fprintf(f, "\",\n  \"result\": \"%s\"\n}\n", ok ? "SUCCESS" : "FAILURE");
+	fprintf(f, "\",\n  \"replay\": {\"status\": \"%s\", \"command\": ", stress_replay_status_name(S.replay.status));
+	json_text(f, S.replay.command);
+	fprintf(f, ", \"deterministic_failure\": ");
+	json_text(f, S.replay.det_failure);
+	fprintf(f, ", \"reason\": ");
+	json_text(f, S.replay.reason);
+	fprintf(f, ", \"runs\": %lu, \"seconds\": %.1f},\n", S.replay.runs, S.replay.seconds);
+	fprintf(f, "  \"result\": \"%s\"\n}\n", ok ? "SUCCESS" : "FAILURE");
 	return fclose(f);
 }

@@ -116,6 +116,27 @@ struct stress_config {
 	bool migrate_anywhere;      /* migrate inside drain_all_pages too (inject.c) */
 	int argc;                   /* the original command line, for the rerun line */
 	char **argv;
+	bool no_replay;             /* --no-replay: no deterministic replay attempt after a failure */
+	unsigned long replay_runs;  /* --replay-runs: deterministic runs per policy (replay.c) */
+	double replay_time;         /* --replay-time: seconds for the whole attempt */
+};
+
+/* A failure handed to the deterministic engine (replay.c). */
+enum replay_status {
+	REPLAY_NONE,                /* no failure, or not tried yet */
+	REPLAY_REPRODUCED,          /* a deterministic run of the same mode and seed failed, and again alone */
+	REPLAY_FREE_ONLY,           /* found only by free-running mode: reason says why */
+	REPLAY_SKIPPED,             /* --no-replay */
+};
+
+struct stress_replay {
+	enum replay_status status;
+	char command[400];          /* REPRODUCED: the command that replays it */
+	char det_failure[600];      /* REPRODUCED: the deterministic run's failure */
+	char reason[1200];          /* FREE_ONLY / SKIPPED: why */
+	char artifact[300];         /* the deterministic failure's artifact (--replay FILE replays it) */
+	unsigned long runs;         /* deterministic runs made */
+	double seconds;
 };
 
 /* ---------------------------------------------------------------- allocations */
@@ -279,6 +300,7 @@ struct stress {
 	atomic_ulong irq_fail_total;
 	bool onoff_possible;
 	bool hooks;                                /* built with MM_TEST_HOOKS */
+	struct stress_replay replay;               /* after a failure (replay.c) */
 };
 
 extern struct stress S;
@@ -403,6 +425,13 @@ static inline bool gate_requested(void)
 {
 	return atomic_load_explicit(&gate_req, memory_order_relaxed) != 0;
 }
+
+/* ---------------------------------------------------------------- replay.c */
+/* After a failure: try the deterministic engine on the same mode and seed (fills S.replay). */
+void stress_replay_attempt(void);
+/* "reproduced deterministically: CMD" or "found only by free-running mode: WHY". */
+void stress_replay_print(FILE *f);
+const char *stress_replay_status_name(enum replay_status st);
 
 /* ---------------------------------------------------------------- report.c */
 struct stress_totals {

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * replay.c - a free-running failure handed to the deterministic engine
+ * (issue 6: every failure found by a stressor fails again under
+ * --deterministic replay, or is reported as found only by free-running
+ * mode, with the reason).
+ *
+ * A free-running run cannot replay itself: its seed fixes every thread's
+ * op stream and injection decisions, not how the OS interleaves the
+ * threads.  So after a failure the stressor runs the deterministic driver
+ * (mmfuzz-sched-stress, stressors/sched/, built with this binary) on the
+ * same mode and seed, as many tasks over as many vCPUs, a bounded number
+ * of runs of each seeded policy (random, pct, sticky) within a time
+ * budget, and stops at the first failing run.  That run's rerun command is
+ * then run once more on its own; if it fails again the report says
+ *
+ *     reproduced deterministically: ./mmfuzz stress MODE --deterministic --seed X --run I ...
+ *
+ * and otherwise
+ *
+ *     found only by free-running mode: <why>
+ *
+ * The why names what the free-running run had and the deterministic engine
+ * does not: threads truly in parallel (a race inside a section with no
+ * preemption point), interrupts from signals that land between any two
+ * instructions (the engine delivers them only at preemption points), CPU
+ * offline/online, memory-pressure phases, the control thread's pcp
+ * high/batch updates, long runs (the engine's runs are short, from a reset
+ * instance); or that the failure is the free-running stressor's own
+ * (vacuity, a fault planted in its shadow bitmaps or watchdog).
+ *
+ * A reproduction is a failure of the same seed under the deterministic
+ * engine, not the same interleaving (there is none to copy): both failure
+ * messages are kept so a reader can see whether they are the same bug.
+ * Sanitizer reports end the process before any of this runs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "stress.h"
+
+#ifndef MMFUZZ_SCHED_STRESS_PATH
+#define MMFUZZ_SCHED_STRESS_PATH ""
+#endif
+
+const char *stress_replay_status_name(enum replay_status st)
+{
+	switch (st) {
+	case REPLAY_REPRODUCED: return "reproduced";
+	case REPLAY_FREE_ONLY: return "free-running only";
+	case REPLAY_SKIPPED: return "not attempted";
+	default: return "none";
+	}
+}
+
+/* The deterministic driver: $MMFUZZ_SCHED_STRESS, the one built with us, or ../sched/ next to us. */
+static bool find_driver(char *path, size_t len)
+{
+	const char *env = getenv("MMFUZZ_SCHED_STRESS");
+	if (env && *env) {
+		snprintf(path, len, "%s", env);
+		return access(path, X_OK) == 0;
+	}
+	snprintf(path, len, "%s", MMFUZZ_SCHED_STRESS_PATH);
+	if (path[0] && access(path, X_OK) == 0)
+		return true;
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = 0;
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = 0;
+			snprintf(path, len, "%.400s/../sched/mmfuzz-sched-stress", self);
+			if (access(path, X_OK) == 0)
+				return true;
+		}
+	}
+	snprintf(path, len, "%s", MMFUZZ_SCHED_STRESS_PATH[0] ? MMFUZZ_SCHED_STRESS_PATH : "mmfuzz-sched-stress");
+	return false;
+}
+
+/*
+ * Run @argv with stdout into @out (the first @len-1 bytes; stderr to
+ * /dev/null) for at most @timeout seconds.  With @stop, the child is killed
+ * as soon as a line starting with @stop has been read whole.  Returns the
+ * exit status, 128+signal, or -1 (could not run); *@timed_out when the
+ * budget ran out first.
+ */
+static int run_capture(char *const argv[], double timeout, const char *stop, char *out, size_t len,
+		       bool *timed_out)
+{
+	int fd[2];
+	*timed_out = false;
+	out[0] = 0;
+	if (pipe(fd))
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(fd[1], 1);
+		if (null >= 0)
+			dup2(null, 2);
+		close(fd[0]);
+		close(fd[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fd[1]);
+	size_t used = 0;
+	bool killed = false;
+	double deadline = stress_now() + timeout;
+	for (;;) {
+		double left = deadline - stress_now();
+		if (left <= 0) {
+			*timed_out = true;
+			break;
+		}
+		struct pollfd p = { fd[0], POLLIN, 0 };
+		int r = poll(&p, 1, (int)(left * 1000) + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			continue;
+		char buf[4096];
+		ssize_t n = read(fd[0], buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		size_t take = MIN_UL((size_t)n, len - 1 - used);
+		memcpy(out + used, buf, take);
+		used += take;
+		out[used] = 0;
+		if (stop) {
+			const char *hit = strstr(out, stop);
+			if (hit && (hit == out || hit[-1] == '\n') && strchr(hit, '\n')) {
+				killed = true;
+				break;
+			}
+		}
+	}
+	if (*timed_out || killed)
+		kill(pid, SIGKILL);
+	close(fd[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (killed)
+		return 1;                         /* stopped at its first failure */
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* The rest of the line after @key at a line start, copied into @dst. */
+static bool line_after(const char *text, const char *key, char *dst, size_t len)
+{
+	for (const char *p = text; (p = strstr(p, key)); p++) {
+		if (p != text && p[-1] != '\n')
+			continue;
+		p += strlen(key);
+		size_t n = strcspn(p, "\n");
+		snprintf(dst, len, "%.*s", (int)MIN_UL(n, len - 1), p);
+		return true;
+	}
+	return false;
+}
+
+/* What the free-running run had that the deterministic engine does not model. */
+static void free_only_reasons(char *buf, size_t len)
+{
+	const struct stress_config *c = &S.cfg;
+	size_t l = 0;
+#define ADD(...) do { if (l < len) l += (size_t)snprintf(buf + l, len - l, __VA_ARGS__); } while (0)
+	ADD("%d threads truly in parallel (a race inside a section with no preemption point)", c->threads);
+	if (c->irq)
+		ADD("; interrupts from signals, landing between any two instructions");
+	if (c->onoff)
+		ADD("; CPU offline/online");
+	if (c->pressure)
+		ADD("; memory-pressure phases and reclaim");
+	if (c->control)
+		ADD("; pcp high/batch updates and drains from a control thread");
+	ADD("; one long run (%s%g) where the deterministic runs are 24 ops per task from a reset instance",
+	    c->ops ? "ops/thread " : "seconds ", c->ops ? (double)c->ops : c->time_s);
+#undef ADD
+}
+
+void stress_replay_attempt(void)
+{
+	struct stress_replay *r = &S.replay;
+	const struct stress_config *c = &S.cfg;
+	const char *sel = c->selftest;
+	double t0 = stress_now();
+
+	if (r->status != REPLAY_NONE)
+		return;
+	r->artifact[0] = 0;
+	if (c->no_replay) {
+		r->status = REPLAY_SKIPPED;
+		snprintf(r->reason, sizeof(r->reason), "--no-replay");
+		return;
+	}
+	if (!strncmp(S.failure, "VACUOUS", 7) || (sel && !strcmp(sel, "vacuous"))) {
+		r->status = REPLAY_FREE_ONLY;
+		snprintf(r->reason, sizeof(r->reason), "a vacuity failure: an injection of the free-running stressor "
+			 "never fired; no allocator failure to replay");
+		return;
+	}
+	if (sel && (!strcmp(sel, "double") || !strcmp(sel, "hang"))) {
+		r->status = REPLAY_FREE_ONLY;
+		snprintf(r->reason, sizeof(r->reason), "the fault was planted by --selftest %s in the free-running "
+			 "stressor's own %s, which the deterministic driver does not have", sel,
+			 !strcmp(sel, "double") ? "shadow bitmaps" : "wall-clock watchdog");
+		return;
+	}
+	if (!S.hooks) {
+		r->status = REPLAY_FREE_ONLY;
+		snprintf(r->reason, sizeof(r->reason), "built without MM_TEST_HOOKS: no preemption points for the "
+			 "deterministic engine to switch at");
+		return;
+	}
+	char drv[512];
+	if (!find_driver(drv, sizeof(drv))) {
+		r->status = REPLAY_FREE_ONLY;
+		snprintf(r->reason, sizeof(r->reason), "the deterministic driver is not built (no %.400s; "
+			 "cmake --build <dir> --target mmfuzz-sched-stress, or set MMFUZZ_SCHED_STRESS)", drv);
+		return;
+	}
+
+	char seed[32], runs[32], tasks[16], cpus[16];
+	snprintf(seed, sizeof(seed), "%#llx", (unsigned long long)c->seed);
+	snprintf(runs, sizeof(runs), "%lu", c->replay_runs);
+	snprintf(tasks, sizeof(tasks), "%d", c->threads < 16 ? c->threads : 16);
+	snprintf(cpus, sizeof(cpus), "%d", c->cpus);
+	const char *tmp = getenv("TMPDIR");
+	snprintf(r->artifact, sizeof(r->artifact), "%s/mmfuzz-replay-%s-%s-%d.sched", tmp && *tmp ? tmp : "/tmp",
+		 stress_mode_name(c->mode), seed, (int)getpid());
+	static const char *const pols[] = { "random", "pct", "sticky" };
+	static char out[16384];
+	unsigned long tried = 0;
+	bool any_timeout = false;
+	for (int i = 0; i < 3; i++) {
+		double left = c->replay_time - (stress_now() - t0);
+		if (left <= 0.05) {
+			any_timeout = true;
+			break;
+		}
+		char *argv[24];
+		int n = 0;
+		argv[n++] = drv;
+		argv[n++] = (char *)stress_mode_name(c->mode);
+		argv[n++] = "--deterministic";
+		argv[n++] = "--seed";
+		argv[n++] = seed;
+		argv[n++] = "--runs";
+		argv[n++] = runs;
+		argv[n++] = "--policy";
+		argv[n++] = (char *)pols[i];
+		argv[n++] = "--tasks";
+		argv[n++] = tasks;
+		argv[n++] = "--cpus";
+		argv[n++] = cpus;
+		argv[n++] = "--quiet";
+		argv[n++] = "--artifact";
+		argv[n++] = r->artifact;
+		if (!c->irq)
+			argv[n++] = "--no-irq";
+		if (!c->migrate)
+			argv[n++] = "--no-migrate";
+		if (sel) {
+			argv[n++] = "--selftest";
+			argv[n++] = (char *)sel;
+		}
+		argv[n] = NULL;
+		bool to;
+		int rc = run_capture(argv, left, "rerun: ", out, sizeof(out), &to);
+		any_timeout |= to;
+		char line[400], cmd[400];
+		unsigned long run = 0;
+		if (line_after(out, "total: ", line, sizeof(line))) {
+			const char *p = strstr(line, " runs ");
+			tried += p ? strtoul(p + 6, NULL, 10) : 0;
+		}
+		if (rc == 1 && line_after(out, "rerun: ", cmd, sizeof(cmd))) {
+			const char *p = strstr(cmd, "--run ");
+			run = p ? strtoul(p + 6, NULL, 10) : 0;
+			tried += run + 1;
+			if (line_after(out, "run ", line, sizeof(line))) {
+				const char *f = strstr(line, "FAILED: ");
+				snprintf(r->det_failure, sizeof(r->det_failure), "%s", f ? f + 8 : line);
+			}
+			/* Confirm: the single run, on its own, fails again. */
+			const char *words = strstr(cmd, "--deterministic");
+			char copy[400];
+			snprintf(copy, sizeof(copy), "%s", words ? words : "");
+			char *cargv[32];
+			int cn = 0;
+			cargv[cn++] = drv;
+			cargv[cn++] = (char *)stress_mode_name(c->mode);
+			for (char *save = NULL, *tok = strtok_r(copy, " ", &save); tok && cn < 28;
+			     tok = strtok_r(NULL, " ", &save))
+				cargv[cn++] = tok;
+			cargv[cn++] = "--quiet";
+			cargv[cn++] = "--artifact";
+			cargv[cn++] = r->artifact;
+			cargv[cn] = NULL;
+			double cleft = c->replay_time - (stress_now() - t0);
+			int crc = run_capture(cargv, cleft > 10 ? cleft : 10, NULL, out, sizeof(out), &to);
+			snprintf(r->command, sizeof(r->command), "%s", cmd);
+			r->runs = tried;
+			r->seconds = stress_now() - t0;
+			if (crc == 1 && strstr(out, "\nFAILURE")) {
+				r->status = REPLAY_REPRODUCED;
+				return;
+			}
+			r->status = REPLAY_FREE_ONLY;
+			snprintf(r->reason, sizeof(r->reason), "run %lu of policy %s failed (%s) but did not fail again "
+				 "when rerun alone (exit status %d): the deterministic engine is not deterministic here - "
+				 "a bug of the engine or the driver", run, pols[i], r->det_failure, crc);
+			return;
+		}
+		if (rc != 0 && rc != 1 && !to) {
+			r->status = REPLAY_FREE_ONLY;
+			r->seconds = stress_now() - t0;
+			snprintf(r->reason, sizeof(r->reason), "the deterministic driver %.400s ended with status %d "
+				 "(bad arguments or a crash) under policy %s", drv, rc, pols[i]);
+			return;
+		}
+	}
+	r->status = REPLAY_FREE_ONLY;
+	r->runs = tried;
+	r->seconds = stress_now() - t0;
+	char why[600];
+	free_only_reasons(why, sizeof(why));
+	snprintf(r->reason, sizeof(r->reason), "%lu deterministic runs of the same mode and seed (%s tasks over %s "
+		 "vCPUs; random, pct, sticky, up to %lu each%s) passed in %.1f s.  The deterministic engine switches "
+		 "tasks only at preemption points, lock waits and atomics, and delivers interrupts only at "
+		 "preemption points; this run had %s", tried, tasks, cpus, c->replay_runs,
+		 any_timeout ? ", cut short by --replay-time" : "", r->seconds, why);
+}
+
+void stress_replay_print(FILE *f)
+{
+	const struct stress_replay *r = &S.replay;
+	switch (r->status) {
+	case REPLAY_REPRODUCED:
+		fprintf(f, "reproduced deterministically: %s\n", r->command);
+		fprintf(f, "  (the deterministic failure: %s; found after %lu runs in %.1f s; artifact %s)\n",
+			r->det_failure, r->runs, r->seconds, r->artifact);
+		break;
+	case REPLAY_FREE_ONLY:
+		fprintf(f, "found only by free-running mode: %s\n", r->reason);
+		break;
+	case REPLAY_SKIPPED:
+		fprintf(f, "deterministic replay not attempted: %s\n", r->reason);
+		break;
+	default:
+		break;
+	}
+}

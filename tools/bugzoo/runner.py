@@ -3,19 +3,21 @@ import datetime
 import json
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
-from detectors import CONCURRENCY, DETECTORS
+from detectors import CONCURRENCY, DETECTORS, single_threaded_fuzz
 
 ROOT = None
 JOBS = os.cpu_count() or 2
 RUN_ENV = dict(os.environ)
 RUN_ENV.update({
-    "ASAN_OPTIONS": "abort_on_error=0:detect_leaks=1",
+    "ASAN_OPTIONS": "abort_on_error=0:detect_leaks=1:verify_asan_link_order=0",
     "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1",
 })
 
@@ -73,56 +75,166 @@ def do_list():
 
 
 # ---------------------------------------------------------------- builds
+#
+# A build *kind* is a preset; each bug gets one build directory per kind it
+# needs, and the correct allocator one per kind ("none"), built first.  The
+# variants compile through tools/bugzoo/cc-reuse, which copies from the
+# correct build of the same kind every object whose sources never mention
+# MM_INJECT: a variant compiles its one to three injected files and links.
 
-def bdir(bug):
-    return os.path.join(ROOT, "build", "bugzoo-" + bug)
+KINDS = {
+    # kind: (configure preset, build directory prefix, extra cmake arguments)
+    "asan": ("bugzoo", "bugzoo-", []),                       # clang ASan+UBSan, standalone replay mains
+    "fuzz": ("fuzz", "bugzoo-fuzz-", []),                    # clang ASan+UBSan, libFuzzer
+    "gcc": ("debug", "bugzoo-gcc-", []),                     # gcc -O0, MM_DEBUG=3, no sanitizer
+}
 
 
-def target_of(det):
-    kind, name = det.split(":", 1)
-    return {"test": name, "stress": "mmfuzz-stress", "replay": "fuzz_" + name}[kind]
+def bdir(bug, kind="asan"):
+    return os.path.join(ROOT, "build", KINDS[kind][1] + bug)
+
+
+def det_kind(det):
+    """(kind, name) of a detector string KIND:NAME."""
+    return det.split(":", 1)
+
+
+def targets_of(det):
+    """[(build kind, ninja target)] a detector needs."""
+    kind, name = det_kind(det)
+    return {
+        "test": [("asan", name)],
+        "test-gcc": [("gcc", name)],
+        "stress": [("asan", "mmfuzz-stress")],
+        "sched": [("asan", "mmfuzz-sched-stress")],
+        "replay": [("asan", "fuzz_" + name)],
+        "replay-gcc": [("gcc", "fuzz_" + name)],
+        # libFuzzer finds it; the crash input replays on the standalone asan build (./mmfuzz repro's binary)
+        "fuzz": [("fuzz", "fuzz_" + name), ("asan", "fuzz_" + name)],
+    }[kind]
+
+
+def fuzz_targets():
+    try:
+        with open(os.path.join(ROOT, "targets", "TARGETS")) as f:
+            return {l.strip() for l in f if l.strip() and not l.startswith("#")}
+    except OSError:
+        return set()
+
+
+def available(det):
+    """A detector whose fuzz target is not (yet) in targets/TARGETS is left out."""
+    kind, name = det_kind(det)
+    if kind in ("fuzz", "replay", "replay-gcc"):
+        return name in fuzz_targets()
+    return True
+
+
+def configure(bug, kind):
+    d = bdir(bug, kind)
+    preset, _, extra = KINDS[kind]
+    inj = "" if bug == "none" else bug
+    args = ["-DMM_INJECT=" + inj] + extra
+    if inj:
+        # -Werror off: an injection may leave a helper unused (pcp-bulk-count-unclamped leaves nr_pcp_free)
+        args += ["-DMM_WERROR=OFF", "-DCMAKE_C_COMPILER_LAUNCHER=%s;%s" % (
+            os.path.join(ROOT, "tools", "bugzoo", "cc-reuse"), bdir("none", kind))]
+    cache = os.path.join(d, "CMakeCache.txt")
+    if os.path.exists(cache):
+        with open(cache) as f:
+            text = f.read()
+        if ("MM_INJECT:STRING=%s\n" % inj) in text and (not inj or "cc-reuse" in text):
+            return
+    env = dict(os.environ, MM_INJECT=inj)
+    r = subprocess.run(["cmake", "--preset", preset, "-B", d] + args, cwd=ROOT, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode:
+        die("configuring %s failed:\n%s" % (d, r.stdout[-3000:]))
+
+
+BROKEN = {}     # bug -> {(kind, target)} that failed to build (their detectors are skipped)
 
 
 def build(bug, dets):
-    d = bdir(bug)
-    inj = "" if bug == "none" else bug
+    """Build what @dets need for @bug (every kind), ninja -k 0: a target that fails to build
+    (another change in progress, say) only takes its own detectors out (BROKEN).  Seconds."""
     t0 = time.time()
-    if not os.path.exists(os.path.join(d, "CMakeCache.txt")):
-        env = dict(os.environ, MM_INJECT=inj)
-        # -Werror off for injected variants: an injection may leave a helper unused
-        # (pcp-bulk-count-unclamped leaves nr_pcp_free); the correct build keeps it.
-        werr = [] if not inj else ["-DMM_WERROR=OFF"]
-        r = subprocess.run(["cmake", "--preset", "bugzoo", "-B", d, "-DMM_INJECT=" + inj] + werr, cwd=ROOT, env=env,
+    need = {}
+    for det in dets:
+        for kind, tgt in targets_of(det):
+            need.setdefault(kind, set()).add(tgt)
+    broken = BROKEN.setdefault(bug, set())
+    for kind in sorted(need):
+        configure(bug, kind)
+        d = bdir(bug, kind)
+        r = subprocess.run(["ninja", "-C", d, "-k", "0", "-j", str(JOBS)] + sorted(need[kind]), cwd=ROOT,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if r.returncode:
-            die("configuring %s failed:\n%s" % (d, r.stdout[-3000:]))
-    targets = sorted({target_of(x) for x in dets})
-    r = subprocess.run(["ninja", "-C", d, "-j", str(JOBS)] + targets, cwd=ROOT,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if r.returncode:
-        if bug == "none":
-            die("building %s (%s) failed:\n%s" % (d, " ".join(targets), r.stdout[-4000:]))
-        log("BUILD FAILED %s:\n%s" % (d, r.stdout[-2000:]))
-        return None
-    log("built %-28s %5.1f s (%s)" % ("bugzoo-" + bug, time.time() - t0, " ".join(targets)))
+            for tgt in sorted(need[kind]):
+                q = subprocess.run(["ninja", "-C", d, "-j", str(JOBS), tgt], cwd=ROOT, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+                if q.returncode:
+                    broken.add((kind, tgt))
+            log("BUILD FAILED in %s: %s\n%s" % (os.path.relpath(d, ROOT), " ".join(
+                t for k, t in sorted(broken) if k == kind), r.stdout[-1500:]))
+    log("built %-28s %5.1f s (%s)" % (bug, time.time() - t0,
+                                      "; ".join("%s: %s" % (k, " ".join(sorted(v))) for k, v in sorted(need.items()))))
     return time.time() - t0
+
+
+def buildable(det, bug):
+    """False if a build @det needs failed for @bug or for the correct build."""
+    return not any(t in BROKEN.get(bug, ()) or t in BROKEN.get("none", ()) for t in targets_of(det))
 
 
 # ---------------------------------------------------------------- running
 
-def run(argv, timeout):
-    """(rc, seconds, output, timed_out); the whole process group dies on timeout."""
+def run(argv, timeout, stop=None, budget_ok=False):
+    """(rc, seconds, output, timed_out), the process group killed on timeout.
+
+    @stop: a regex; the run ends (group killed, rc 1) as soon as an output
+    line matches, and its seconds are that line's time (the program runs
+    line-buffered through stdbuf for this).  @budget_ok: reaching @timeout
+    is the end of the budget, not a hang (rc 0, not timed out) - unless a
+    @stop line came first."""
     t0 = time.time()
-    p = subprocess.Popen(argv, cwd=ROOT, env=RUN_ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    cmd = (["stdbuf", "-oL", "-eL"] + argv) if stop else argv
+    p = subprocess.Popen(cmd, cwd=ROOT, env=RUN_ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          start_new_session=True)
-    try:
-        out, _ = p.communicate(timeout=timeout)
-        to = False
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, _ = p.communicate()
-        to = True
-    return p.returncode, time.time() - t0, out.decode("utf-8", "replace"), to
+    out = []
+    hit = threading.Event()
+    t_hit = []
+
+    def reader():
+        for raw in p.stdout:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            out.append(line)
+            if stop and not hit.is_set() and re.search(stop, line):
+                t_hit.append(time.time())
+                hit.set()
+
+    th = threading.Thread(target=reader, daemon=True)
+    th.start()
+    to = False
+    while p.poll() is None and not hit.is_set():
+        if time.time() - t0 >= timeout:
+            to = True
+            break
+        hit.wait(0.05)
+    t_end = t_hit[0] if t_hit else time.time()
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    p.wait()
+    th.join(10)
+    rc = p.returncode
+    if hit.is_set():
+        rc, to = 1, False
+    elif to and budget_ok:
+        rc, to = 0, False
+    return rc, t_end - t0, "\n".join(out), to
 
 
 INV = re.compile(r"\b(B[1-4]|P1|S[1-3]|W1|C1|T1)\b")
@@ -139,6 +251,9 @@ def fired(rc, out, to):
         return "asan:leak"
     if "runtime error:" in out:
         return "ubsan"
+    m = re.search(r"ERROR: libFuzzer: (timeout|out-of-memory)", out)
+    if m:
+        return "libfuzzer:" + m.group(1)
     lines = out.splitlines()
     bad = [l for l in lines if re.search(r"FAIL|violation|watchdog|did not finish|no progress", l, re.I)]
     for l in bad:
@@ -171,9 +286,12 @@ def excerpt(out):
 
 
 def with_dir(argv, bug):
-    """The same command line against another build directory."""
+    """The same command line against the same kind's build directory of @bug."""
     old = os.path.relpath(argv[0], ROOT).split(os.sep)
-    old[1] = "bugzoo-" + bug
+    for kind, (_, prefix, _) in sorted(KINDS.items(), key=lambda kv: -len(kv[1][1])):
+        if old[1].startswith(prefix):
+            old[1] = prefix + bug
+            break
     return [os.path.join(ROOT, *old)] + argv[1:]
 
 
@@ -181,44 +299,99 @@ def rel(argv):
     return " ".join(os.path.relpath(a, ROOT) if os.path.isabs(a) else a for a in argv)
 
 
+def read_options(target):
+    """corpus/TARGET.options' [libfuzzer] section as -key=value flags."""
+    flags = []
+    try:
+        with open(os.path.join(ROOT, "corpus", target + ".options")) as f:
+            sect = None
+            for l in f:
+                l = l.strip()
+                if l.startswith("["):
+                    sect = l.strip("[]")
+                elif "=" in l and sect == "libfuzzer":
+                    k, v = (x.strip() for x in l.split("=", 1))
+                    flags.append("-%s=%s" % (k, v))
+    except OSError:
+        pass
+    return flags
+
+
 class Runner:
     def __init__(self, budget, seeds):
         self.budget = budget
         self.seeds = seeds
-        self.none_cache = {}      # argv -> (rc, seconds, out, to) on build/bugzoo-none
+        self.none_cache = {}      # argv -> (rc, seconds, out, to) on the correct builds
 
     def test_timeout(self):
         return max(60.0, 3.0 * self.budget)
 
-    def one(self, argv, timeout, bug):
-        if bug == "none":
+    def one(self, argv, timeout, bug, **kw):
+        if bug == "none" and not kw:
             k = tuple(argv)
             if k not in self.none_cache:
                 self.none_cache[k] = run(argv, timeout)
             return self.none_cache[k]
-        return run(argv, timeout)
+        return run(argv, timeout, **kw)
 
-    def corpus_files(self, target):
+    def corpus_files(self, target, tracked_only=False):
+        """The seed corpus (files git tracks: fuzzing campaigns may have added others) and,
+        unless @tracked_only, the regression inputs."""
         files = []
-        for d in (os.path.join(ROOT, "corpus", target), os.path.join(ROOT, "corpus", "regressions", target)):
-            if os.path.isdir(d):
-                files += sorted(os.path.join(d, f) for f in os.listdir(d)
-                                if os.path.isfile(os.path.join(d, f)) and not f.startswith("."))
+        dirs = [os.path.join("corpus", target)] + ([] if tracked_only else
+                                                   [os.path.join("corpus", "regressions", target)])
+        for d in dirs:
+            r = subprocess.run(["git", "ls-files", "-z", "--", d], cwd=ROOT, stdout=subprocess.PIPE)
+            listed = [f for f in r.stdout.decode().split("\0") if f]
+            if r.returncode or not listed:
+                ad = os.path.join(ROOT, d)
+                listed = [os.path.join(d, f) for f in sorted(os.listdir(ad))] if os.path.isdir(ad) else []
+            # op-text sources (src/*.txt) are not inputs; only the files right in the directory
+            files += [os.path.join(ROOT, f) for f in sorted(listed)
+                      if os.path.dirname(f) == d and os.path.isfile(os.path.join(ROOT, f))
+                      and not os.path.basename(f).startswith(".")]
         return files
 
+    def fuzz_argv(self, target, bug, seed):
+        """libFuzzer from a fresh copy of the seed corpus, crash artifacts in the variant's zoo/ dir."""
+        work = os.path.join(bdir(bug, "fuzz"), "zoo", "%s-seed%d" % (target, seed))
+        shutil.rmtree(work, ignore_errors=True)
+        cdir = os.path.join(work, "corpus")
+        os.makedirs(cdir)
+        os.makedirs(os.path.join(work, "crashes"))
+        for f in self.corpus_files(target, tracked_only=True):
+            shutil.copy(f, cdir)
+        argv = [os.path.join(bdir(bug, "fuzz"), "targets", "fuzz_" + target)] + read_options(target) + [
+            "-max_total_time=%d" % max(1, round(self.budget)), "-seed=%d" % seed, "-print_final_stats=0",
+            "-artifact_prefix=%s/" % os.path.join(work, "crashes")]
+        d = os.path.join(ROOT, "corpus", target + ".dict")
+        if os.path.exists(d):
+            argv.append("-dict=" + d)
+        return argv + [cdir]
+
     def attempts(self, det, bug):
-        """[(label, argv, timeout)]: one per seed for the stressor, one for the others."""
-        kind, name = det.split(":", 1)
-        d = bdir(bug)
-        if kind == "test":
-            return [("-", [os.path.join(d, "tests", name)], self.test_timeout())]
+        """[(label, argv, timeout, run options)]: one per seed for stressors, schedulers and fuzzers."""
+        kind, name = det_kind(det)
+        seeds = range(1, self.seeds + 1)
+        if kind in ("test", "test-gcc"):
+            d = bdir(bug, "gcc" if kind == "test-gcc" else "asan")
+            return [("-", [os.path.join(d, "tests", name)], self.test_timeout(), {})]
         if kind == "stress":
-            return [(str(s), [os.path.join(d, "stressors", "stress", "mmfuzz-stress"), name, "--time",
-                              "%g" % self.budget, "--seed", str(s), "--quiet"], self.budget + 60.0)
-                    for s in range(1, self.seeds + 1)]
-        if kind == "replay":
+            return [(str(s), [os.path.join(bdir(bug), "stressors", "stress", "mmfuzz-stress"), name, "--time",
+                              "%g" % self.budget, "--seed", str(s), "--quiet"], self.budget + 60.0, {})
+                    for s in seeds]
+        if kind == "sched":
+            # runs until the budget is spent; the first failed run ends it (its rerun line is the reproducer)
+            return [(str(s), [os.path.join(bdir(bug), "stressors", "sched", "mmfuzz-sched-stress"), name,
+                              "--deterministic", "--seed", str(s), "--runs", "1000000", "--quiet",
+                              "--artifact", os.path.join(bdir(bug), "zoo", "sched-%s-seed%d.sched" % (name, s))],
+                     self.budget, {"stop": r"^rerun: ", "budget_ok": True}) for s in seeds]
+        if kind in ("replay", "replay-gcc"):
+            d = bdir(bug, "gcc" if kind == "replay-gcc" else "asan")
             return [("-", [os.path.join(d, "targets", "fuzz_" + name)] + self.corpus_files(name),
-                     self.test_timeout())]
+                     self.test_timeout(), {})]
+        if kind == "fuzz":
+            return [(str(s), self.fuzz_argv(name, bug, s), self.budget + 60.0, {}) for s in seeds]
         raise ValueError(det)
 
     def narrow(self, argv, bug, timeout):
@@ -229,11 +402,28 @@ class Runner:
                 return [argv[0], f]
         return argv
 
+    def reproducer(self, det, bug, argv, out, timeout):
+        """The command line that replays this detection on its own."""
+        kind, name = det_kind(det)
+        if kind in ("replay", "replay-gcc") and len(argv) > 2:
+            return self.narrow(argv, bug, timeout)
+        if kind == "fuzz":
+            m = re.findall(r"Test unit written to (\S+)", out)
+            if not m:
+                return None
+            return [os.path.join(bdir(bug), "targets", "fuzz_" + name), m[-1]]
+        if kind == "sched":
+            m = re.search(r"^rerun: \./mmfuzz stress (.*)$", out, re.M)
+            if not m:
+                return None
+            return [argv[0]] + m.group(1).split()
+        return argv
+
     def detector(self, det, bug, verify=True):
         """Run one detector against one build; with verify, replay each detection."""
         res = {"detector": det, "runs": []}
-        for label, argv, timeout in self.attempts(det, bug):
-            rc, secs, out, to = self.one(argv, timeout, bug)
+        for label, argv, timeout, kw in self.attempts(det, bug):
+            rc, secs, out, to = self.one(argv, timeout, bug, **kw)
             failed = rc != 0 or to
             r = {"seed": label, "seconds": round(secs, 2), "rc": rc, "failed": failed}
             if failed:
@@ -242,19 +432,21 @@ class Runner:
                 m = re.search(r"^rerun: (.*)$", out, re.M)
                 if m:
                     r["printed_rerun"] = m.group(1).strip()
-                repro = argv
-                if det.startswith("replay:") and len(argv) > 2:
-                    repro = self.narrow(argv, bug, timeout)
-                r["reproducer"] = rel(repro)
-                if verify and bug != "none":
-                    rc2, _, out2, to2 = run(repro, timeout)
+                repro = self.reproducer(det, bug, argv, out, timeout)
+                r["reproducer"] = rel(repro) if repro else None
+                if verify and bug != "none" and repro:
+                    rtime = max(timeout, 60.0)
+                    rc2, _, out2, to2 = run(repro, rtime)
                     r["replays_injected"] = rc2 != 0 or to2
                     good = with_dir(repro, "none")
-                    rc3, _, out3, to3 = self.one(good, timeout, "none")
+                    rc3, _, out3, to3 = self.one(good, rtime, "none")
                     r["passes_correct"] = rc3 == 0 and not to3
                     if not r["passes_correct"]:
                         r["correct_fired"] = fired(rc3, out3, to3)
                     r["detected"] = r["replays_injected"] and r["passes_correct"]
+                elif verify and bug != "none":
+                    r["replays_injected"] = False
+                    r["detected"] = False
                 else:
                     r["detected"] = True
             else:
@@ -298,23 +490,34 @@ def bug_entry(bug, dets):
         "reproducer": b["reproducer"] if b else None,
         "hits": b["hits"] if b else None,
         "concurrency": bug in CONCURRENCY,
-        "single_threaded_fuzz": any(d["detected"] for d in dets if d["detector"].startswith("replay:")),
+        "single_threaded_fuzz": sorted(d["detector"] for d in dets if d["detected"] and single_threaded_fuzz(d["detector"])),
         "detectors": dets,
     }
 
 
+def fuzz_col(b):
+    """The fastest single-threaded fuzz detector that caught @b, with its median."""
+    if b.get("concurrency"):
+        return "(concurrency)"
+    ds = [d for d in b["detectors"] if d["detected"] and single_threaded_fuzz(d["detector"])]
+    if not ds:
+        return "NONE"
+    d = min(ds, key=lambda d: d["median_seconds"])
+    return "%s %.1f s" % (d["detector"], d["median_seconds"])
+
+
 def table(bugs, control):
     print()
-    fmt = "%-28s %-4s %-24s %6s %6s %-22s %s"
-    print(fmt % ("bug", "det", "best detector", "median", "max", "fired", "hits"))
-    print("-" * 100)
+    fmt = "%-28s %-4s %-24s %6s %6s %-22s %-5s %s"
+    print(fmt % ("bug", "det", "best detector", "median", "max", "fired", "hits", "single-threaded fuzz"))
+    print("-" * 124)
     for b in bugs:
         print(fmt % (b["id"], "yes" if b["detected"] else "NO", b["best_detector"] or "-",
                      "%.1f" % b["median_seconds"] if b["median_seconds"] is not None else "-",
                      "%.1f" % b["max_seconds"] if b["max_seconds"] is not None else "-",
-                     b["fired"] or "-", b["hits"] or "-"))
+                     b["fired"] or "-", b["hits"] or "-", fuzz_col(b)))
     if control is not None:
-        print(fmt % ("control (bugzoo-none)", "", "%d detectors" % len(control["detectors"]), "", "", "",
+        print(fmt % ("control (bugzoo-none)", "", "%d detectors" % len(control["detectors"]), "", "", "", "",
                      "%d findings" % control["findings"]))
         for f in control["detectors"]:
             for r in f["runs"]:
@@ -323,8 +526,11 @@ def table(bugs, control):
                                                                   r["reproducer"]))
     n = sum(b["detected"] for b in bugs)
     meds = [b["median_seconds"] for b in bugs if b["detected"]]
-    print("-" * 100)
-    print("detected %d/%d; %d with median <= 10 s" % (n, len(bugs), sum(m <= 10 for m in meds)))
+    st = [b for b in bugs if not b.get("concurrency")]
+    print("-" * 124)
+    print("detected %d/%d; %d with median <= 10 s; %d/%d non-concurrency bugs caught by a single-threaded "
+          "fuzz target" % (n, len(bugs), sum(m <= 10 for m in meds), sum(1 for b in st if fuzz_col(b) != "NONE"),
+                           len(st)))
 
 
 def machine():
@@ -402,7 +608,7 @@ def main(root, args, doc):
             b = stored.get(i)
             plan[i] = [b["best_detector"]] if b and b.get("best_detector") else []
     else:
-        plan = {i: DETECTORS[i] for i in ids}
+        plan = {i: [d for d in DETECTORS[i] if available(d)] for i in ids}
 
     t_start = time.time()
     R = Runner(budget, seeds)
@@ -413,7 +619,7 @@ def main(root, args, doc):
     control = None
     if not smoke:
         log("control: every detector against build/bugzoo-none")
-        cdets = [R.detector(d, "none", verify=False) for d in all_dets]
+        cdets = [R.detector(d, "none", verify=False) for d in all_dets if buildable(d, "none")]
         findings = sum(1 for d in cdets for r in d["runs"] if r["failed"])
         control = {"findings": findings, "detectors": cdets}
 
@@ -425,15 +631,12 @@ def main(root, args, doc):
             bugs.append(bug_entry(bug, []))
             continue
         build_s[bug] = build(bug, plan[bug])
-        if build_s[bug] is None:
-            build_s[bug] = 0.0
-            e = bug_entry(bug, [])
-            e["build_failed"] = True
-            bugs.append(e)
-            regress.append(bug) if smoke else None
-            continue
-        dets = [R.detector(d, bug) for d in plan[bug]]
+        skipped = [d for d in plan[bug] if not buildable(d, bug)]
+        dets = [R.detector(d, bug) for d in plan[bug] if buildable(d, bug)]
         e = bug_entry(bug, dets)
+        if skipped:
+            e["build_failed"] = skipped
+            log("%s: not run (a build they need failed): %s" % (bug, " ".join(skipped)))
         bugs.append(e)
         log("%s: %s" % (bug, ("DETECTED by %s (%s) median %.1f s, max %.1f s" % (
             e["best_detector"], e["fired"], e["median_seconds"], e["max_seconds"])) if e["detected"]

@@ -67,7 +67,7 @@ static const unsigned int reserve_bits[] = {
 };
 
 /* Calls compared per input: beyond this, compare checks only what it names, not "all". */
-#define WM_BUDGET 30000
+#define WM_BUDGET 3000
 
 struct wm_state {
 	unsigned int algo;

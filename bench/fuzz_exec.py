@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""fuzz_exec.py - fuzz-target throughput and what the checker costs (issue 5, "Goals").
+
+For each fuzz target (targets/TARGETS): libFuzzer (the `fuzz` preset: clang,
+ASan+UBSan, MM_DEBUG=2) runs for --seconds on one core from its seed corpus
+(corpus/T and corpus/regressions/T, copied: nothing is written into the
+repository) with MMFUZZ_STATS=1, once per checker setting:
+
+  default   the target's own levels (per-op check, final check at the end)
+  level1    MMFUZZ_CHECK_LEVEL=1 (counters only after each op)
+  off       MMFUZZ_CHECK_LEVEL=0 MMFUZZ_FINAL_LEVEL=0 (teardown's own
+            conservation test still runs)
+
+and prints exec/s (executions / wall seconds, libFuzzer's own count), the
+CPU time per input split into ops, per-op checks and teardown (which holds
+the final check and mm_reset), and the CPU time of one mm_check call per
+level.  The machine is shared: compare the settings of one target with each
+other, not across runs.
+
+Usage: bench/fuzz_exec.py [--seconds S] [--targets t1,t2] [--settings default,level1,off]
+                          [--build-dir DIR] [--json FILE] [--quick] [--no-build]
+       ./mmfuzz bench fuzz_exec [--quick] [--json FILE]
+Writes bench/results/fuzz_exec.json unless --json says otherwise (--quick:
+only with --json).  Exit status 0; 1 when a run found something (a finding
+on the correct allocator is a false positive) or a build failed; 2 on bad
+arguments.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SETTINGS = {
+    "default": {},
+    "level1": {"MMFUZZ_CHECK_LEVEL": "1"},
+    "off": {"MMFUZZ_CHECK_LEVEL": "0", "MMFUZZ_FINAL_LEVEL": "0"},
+}
+STATS = re.compile(r"mmfuzz: stats: (\d+) inputs, (\d+) ops .*CPU time: ops ([\d.]+)s .*per-op checks ([\d.]+)s "
+                   r".*teardown ([\d.]+)s .*; ([\d.]+) us per input")
+LEVEL = re.compile(r"mmfuzz: stats: mm_check level (\d): (\d+) calls, ([\d.]+) us each")
+EXECS = re.compile(r"stat::number_of_executed_units: (\d+)")
+ELAPSED = re.compile(r"Done (\d+) runs in (\d+) second")
+
+
+def log(msg):
+    print("fuzz_exec: " + msg, file=sys.stderr, flush=True)
+
+
+def targets():
+    with open(os.path.join(ROOT, "targets", "TARGETS")) as f:
+        return [w for line in f for w in [line.split("#")[0].strip()] if w]
+
+
+def build(build_dir, names):
+    r = subprocess.run(["cmake", "--preset", "fuzz", "-B", build_dir], cwd=ROOT,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode == 0:
+        r = subprocess.run(["cmake", "--build", build_dir, "--target"] + ["fuzz_" + n for n in names],
+                           cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode:
+        sys.stdout.write(r.stdout[-4000:])
+        log("build failed")
+        return False
+    return True
+
+
+def run_one(binary, target, seconds, env_extra):
+    work = tempfile.mkdtemp(prefix="fuzz_exec-")
+    try:
+        corpus = os.path.join(work, "corpus")
+        os.mkdir(corpus)
+        for d in (os.path.join(ROOT, "corpus", target), os.path.join(ROOT, "corpus", "regressions", target)):
+            if os.path.isdir(d):
+                for f in sorted(os.listdir(d)):
+                    p = os.path.join(d, f)
+                    if os.path.isfile(p):
+                        shutil.copy(p, os.path.join(corpus, "%s-%s" % (os.path.basename(d), f)))
+        cmd = [binary, "-max_total_time=%d" % seconds, "-print_final_stats=1", "-seed=1",
+               "-artifact_prefix=%s/" % work, corpus]
+        opts = os.path.join(ROOT, "corpus", target + ".dict")
+        if os.path.isfile(opts):
+            cmd.insert(1, "-dict=" + opts)
+        env = dict(os.environ, MMFUZZ_STATS="1", **env_extra)
+        r = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=seconds + 120)
+        out = r.stdout
+        res = {"execs": 0, "wall_s": seconds, "exec_per_s": 0.0, "finding": r.returncode != 0}
+        m = EXECS.search(out)
+        if m:
+            res["execs"] = int(m.group(1))
+        m = ELAPSED.search(out)
+        if m:
+            res["wall_s"] = max(1, int(m.group(2)))
+        res["exec_per_s"] = round(res["execs"] / res["wall_s"], 1)
+        m = STATS.search(out)
+        if m:
+            inputs, ops = int(m.group(1)), int(m.group(2))
+            t_ops, t_chk, t_td = float(m.group(3)), float(m.group(4)), float(m.group(5))
+            res.update(ops_per_input=round(ops / max(1, inputs), 1), cpu_us_per_input=float(m.group(6)),
+                       ops_us=round(1e6 * t_ops / max(1, inputs), 1),
+                       checks_us=round(1e6 * t_chk / max(1, inputs), 1),
+                       teardown_us=round(1e6 * t_td / max(1, inputs), 1))
+        res["levels"] = {m.group(1): {"calls": int(m.group(2)), "us_each": float(m.group(3))}
+                         for m in LEVEL.finditer(out)}
+        if res["finding"]:
+            res["report"] = "\n".join(l for l in out.splitlines() if "==mmfuzz==" in l or "ERROR" in l)[:2000]
+        return res
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="fuzz-target throughput and checker cost")
+    ap.add_argument("--seconds", type=int, default=30)
+    ap.add_argument("--targets", default="")
+    ap.add_argument("--settings", default="default,level1,off")
+    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build", "fuzz"))
+    ap.add_argument("--json")
+    ap.add_argument("--quick", action="store_true", help="5 s per run, default setting only")
+    ap.add_argument("--no-build", action="store_true")
+    a = ap.parse_args()
+    a.build_dir = os.path.abspath(a.build_dir)
+    names = [t for t in a.targets.split(",") if t] or targets()
+    settings = ["default"] if a.quick else [s for s in a.settings.split(",") if s]
+    seconds = 5 if a.quick else a.seconds
+    bad = [s for s in settings if s not in SETTINGS] + [t for t in names if t not in targets()]
+    if bad or seconds < 1:
+        ap.print_usage(sys.stderr)
+        log("unknown setting or target: %s" % ", ".join(bad) if bad else "--seconds must be >= 1")
+        return 2
+    if not a.no_build and not build(a.build_dir, names):
+        return 1
+    rows, failed = [], False
+    print("%-10s %-8s %9s %10s %8s %9s %9s %10s %9s %9s" % ("target", "checks", "exec/s", "us/input", "ops/in",
+                                                             "ops us", "checks us", "teardown", "L2 us", "final us"))
+    for t in names:
+        binary = os.path.join(a.build_dir, "targets", "fuzz_" + t)
+        if not os.access(binary, os.X_OK):
+            log("no %s (build it, or drop --no-build)" % binary)
+            return 1
+        for s in settings:
+            log("%s, checks %s, %d s" % (t, s, seconds))
+            r = run_one(binary, t, seconds, SETTINGS[s])
+            r.update(target=t, checks=s)
+            rows.append(r)
+            lv = r.get("levels", {})
+            final = max((int(k) for k in lv if k != "2"), default=0)
+            print("%-10s %-8s %9.0f %10.0f %8.1f %9.0f %9.0f %10.0f %9s %9s%s" % (
+                t, s, r["exec_per_s"], r.get("cpu_us_per_input", 0), r.get("ops_per_input", 0), r.get("ops_us", 0),
+                r.get("checks_us", 0), r.get("teardown_us", 0),
+                "%.1f" % lv["2"]["us_each"] if "2" in lv else "-",
+                "%.0f (L%d)" % (lv[str(final)]["us_each"], final) if final else "-",
+                "   FINDING" if r["finding"] else ""), flush=True)
+            if r["finding"]:
+                failed = True
+                print(r.get("report", ""))
+    doc = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count() or 0),
+           "engine": "libfuzzer", "preset": "fuzz (clang, ASan+UBSan, MM_DEBUG=2)", "seconds": seconds,
+           "runs": rows}
+    out = a.json or (None if a.quick else os.path.join(ROOT, "bench", "results", "fuzz_exec.json"))
+    if out:
+        with open(out, "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+        log("wrote " + out)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -288,7 +288,7 @@ def run_fuzz(camp, comp, secs):
         camp.finding(comp, "libFuzzer %s input %s" % (os.path.basename(f).split("-")[0], os.path.basename(f)), rel(f),
                      "./mmfuzz repro %s %s" % (n, rel(f)))
     if how == "interrupted":
-        comp["status"] = "interrupted"
+        comp["status"] = "FOUND" if files else "interrupted"
     elif how == "timeout":
         camp.error(comp, "the fuzz verb did not finish within %.0fs of its %.0fs share; killed" % (secs + 120, secs))
     elif rc not in (0, 1) or res is None:
@@ -403,7 +403,7 @@ def run_det(camp, comp, secs):
         comp["batches"].append(batch)
         k += 1
         if how == "interrupted":
-            comp["status"] = "interrupted"
+            comp.setdefault("status", "interrupted")
             break
         if how == "timeout":
             camp.finding(comp, "a batch of %d runs did not end in %.0fs (a hang)" % (runs, bsecs), rel(log), " ".join(["./mmfuzz"] + argv[1:]))
@@ -431,7 +431,7 @@ def run_det(camp, comp, secs):
         runs = max(1, min(1000000, int(rate * min(DET_BATCH_S, secs - el))))
     comp["seconds"] = round(time.monotonic() - t0, 1)
     comp["ops_per_s"] = round(comp["ops"] / comp["seconds"], 1) if comp["seconds"] else 0.0
-    comp.setdefault("status", "ok")
+    comp.setdefault("status", "interrupted" if STOP["why"] else "ok")
 
 
 # ------------------------------------------------------------------ the campaign
@@ -520,8 +520,8 @@ def summary_text(s):
                      len(c.get("findings", []))) for c in s["fuzz"]])
     L.append("")
     thr = next((c for c in s["stress"] if c.get("threads")), {})
-    L += fmt_table("stressors, free-running (%s threads over %s vCPUs, build/stress-rel; ./mmfuzz stress MODE)" %
-                   (thr.get("threads", "?"), thr.get("cpus", "?")),
+    L += fmt_table("stressors, free-running (%sbuild/stress-rel; ./mmfuzz stress MODE)" %
+                   ("%s threads over %s vCPUs, " % (thr["threads"], thr["cpus"]) if thr else ""),
                    [("mode", "l"), ("status", "l"), ("seconds", "r"), ("ops", "r"), ("ops/s", "r"),
                     ("findings", "r")],
                    [(c["name"], c["status"], "%.1f" % c.get("seconds", 0), c.get("ops", 0),

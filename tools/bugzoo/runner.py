@@ -629,6 +629,8 @@ def main(root, args, doc):
         if not plan[bug]:
             log("%s: no detector recorded as detecting it - reported undetected, not run" % bug)
             bugs.append(bug_entry(bug, []))
+            if smoke:
+                regress.append(bug)
             continue
         build_s[bug] = build(bug, plan[bug])
         skipped = [d for d in plan[bug] if not buildable(d, bug)]
@@ -637,6 +639,8 @@ def main(root, args, doc):
         if skipped:
             e["build_failed"] = skipped
             log("%s: not run (a build they need failed): %s" % (bug, " ".join(skipped)))
+            if smoke and not e["detected"]:
+                log("%s: FAILED TO BUILD what its recorded detector needs" % bug)
         bugs.append(e)
         log("%s: %s" % (bug, ("DETECTED by %s (%s) median %.1f s, max %.1f s" % (
             e["best_detector"], e["fired"], e["median_seconds"], e["max_seconds"])) if e["detected"]

@@ -8,8 +8,9 @@
  *
  *     step  task     cpu  op                      point            event
  *        3  T1:free    1  [4] free task=1 idx=0   pcp_before_lock  point
- *        3  T1:free    1  [4] free task=1 idx=0   pcp_before_lock  irq (handler ran)
- *        3  T1:free    1  [4] free task=1 idx=0   -                switch -> T0:alloc
+ *        4  T1:free    1  [4] free task=1 idx=0   pcp_locked       point (in the interrupt handler)
+ *        4  T1:free    1  [4] free task=1 idx=0   pcp_before_lock  irq raised at pcp_before_lock (the handler ...)
+ *        4  T1:free    1  [4] free task=1 idx=0   -                switch -> T0:alloc
  *
  * The op column is the task's label (sched_set_label: what the scenario
  * says the task is doing), "-" without one.
@@ -86,7 +87,8 @@ void trace_event(struct sched *s, enum sched_ev ev, int task, int cpu, int point
 		break;
 	case EV_POINT:
 		pt = mm_pp_name((enum mm_pp)point);
-		snprintf(what, sizeof(what), "point");
+		/* The handler's own points come before the irq line that raised it (printed once it returned). */
+		snprintf(what, sizeof(what), mm_in_interrupt() ? "point (in the interrupt handler)" : "point");
 		break;
 	case EV_WAIT:
 		pt = wait_reason_name(point);
@@ -105,7 +107,8 @@ void trace_event(struct sched *s, enum sched_ev ev, int task, int cpu, int point
 		break;
 	case EV_IRQ:
 		pt = mm_pp_name((enum mm_pp)point);
-		snprintf(what, sizeof(what), "irq (%s)", arg ? "handler ran" : "refused");
+		snprintf(what, sizeof(what), "irq raised at %s (%s)", mm_pp_name((enum mm_pp)point),
+			 arg ? "the handler ran: the lines above" : "refused");
 		break;
 	case EV_MIGRATE:
 		if (point >= 64)

@@ -54,8 +54,9 @@ POLICIES = ["random", "pct", "sticky"]
 FUZZ_DIR = os.path.join(ROOT, "build", "fuzz")          # the fuzz verb's libFuzzer build (fixed there)
 STRESS_DIR = os.path.join(ROOT, "build", "stress-rel")  # the stress verb's default build
 FUZZ_SHARE = 0.5             # of the budget; the rest goes to the stressors
-MIN_SLICE = {"fuzz": 2.0, "stress": 1.0, "det": 1.0}   # seconds: the least a component gets
-                             # (the fuzz verb runs nothing with under 1 s left)
+MIN_SLICE = {"fuzz": 2.0, "stress": 2.0, "det": 1.0}   # seconds: the least a component gets (the fuzz
+                             # verb runs nothing with under 1 s left; a short free-running run may
+                             # end before a rare injection fired, and a run where one never fired fails)
 PROGRESS_EVERY = 5.0         # seconds between live progress lines of one component
 DET_BATCH_S = 5.0            # deterministic: seconds per batch (one process, one master seed)
 STOP_GRACE = 10.0            # seconds from SIGINT to SIGKILL

@@ -4,16 +4,17 @@
  * arrays (some entries pre-populated with pages from alloc_pages; the array
  * either between guard words or an exact-size heap array, so ASan sees a
  * read or write past nr_pages) and into lists, and the bulk frees
- * release_pages (with NULL entries) and free_unref_page_list.  Interrupts
+ * release_pages (with NULL entries) and free_unref_page_list; and SLUB's
+ * kmem_cache_alloc_bulk / kmem_cache_free_bulk on the kmalloc caches (the
+ * array between guard words, all or nothing).  Interrupts
  * can be injected at the bulk path's preemption points (MM_PP_BULK and the
  * pcp ones) as in the pcp target.
  *
  * The contract checked (Linux 6.6, bulk.c's header):
- *  - the array variant returns the number of populated entries: the
- *    non-NULL prefix of the array after the call (so at least the
- *    pre-populated prefix, at most nr_pages);
+ *  - the array variant returns the index it stopped at (nr_populated): at
+ *    most nr_pages, every entry before it populated;
  *  - pre-populated entries are untouched, NULL entries before the return
- *    value are filled, NULL entries at or after it stay NULL;
+ *    value are filled, entries at or after it are as the caller left them;
  *  - nothing is written outside [0, nr_pages): the guard words are intact;
  *  - every new page is a distinct order-0 page no one holds (the shadow's
  *    C1 and pages.c's checks); the list variant adds exactly the number it
@@ -30,8 +31,9 @@
 #include "common/shadow.h"
 #include "mm/cpu.h"
 #include "mm/list.h"
+#include "mm/slab.h"
 
-enum { K_PAGES = MF_K_PAGES, K_IRQ };   /* the task's pages, the interrupt handler's */
+enum { K_PAGES = MF_K_PAGES, K_IRQ, K_OBJ };   /* the task's pages, the interrupt handler's, slab objects */
 
 #define BULK_MAX   64
 #define GUARDS     4
@@ -348,6 +350,94 @@ static const struct mf_opdesc bulk_setup = {
 	{ MF_A_ENUM("config", bulk_configs), MF_A_INT("cpus", 1, 3) },
 };
 
+/* ------------------------------------------------------------ kmem_cache bulk */
+
+/* The kmalloc caches the slab bulk ops use (kmalloc_slab() of these sizes). */
+static const char *const cache_size_names[] = { "8", "16", "32", "64", "96", "128", "192", "256", "512", "1k",
+						 "2k", "4k", "8k" };
+static const unsigned int cache_sizes[] = { 8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192 };
+
+static void to_cpu(struct mf_ctx *c, long cpu)
+{
+	int r = mm_cpu_attach(c->mm, (int)(cpu % (long)mf_config(c)->nr_cpus));
+	if (r < 0)
+		mf_fail(c, "C1", "mm_cpu_attach(%ld) failed: %d", cpu % (long)mf_config(c)->nr_cpus, r);
+}
+
+/*
+ * kmem_cache_alloc_bulk() into an array between guard words: all or
+ * nothing, nothing written past n or before the array, every object a
+ * distinct piece of the arena (the shadow).
+ */
+static void op_cache_bulk(struct mf_ctx *c, struct mf_op *op)
+{
+	int n = (int)op->a[0];
+	struct kmem_cache *s = kmalloc_slab(c->mm, cache_sizes[op->a[1]]);
+	void *guarded[GUARDS + BULK_MAX + GUARDS];
+	void **p = guarded + GUARDS;
+
+	op->res[0] = -1;
+	if (!s)
+		mf_fail(c, "C1", "kmalloc_slab(%u) is NULL", cache_sizes[op->a[1]]);
+	if (mf_shadow_count(c->sh) + BULK_MAX + 16 > MF_MAX_LIVE) {
+		op->res[0] = -2;
+		return;
+	}
+	to_cpu(c, op->a[2]);
+	for (int i = 0; i < GUARDS + BULK_MAX + GUARDS; i++)
+		guarded[i] = GUARD_WORD;
+	for (int i = 0; i < n; i++)
+		p[i] = NULL;
+	int got = kmem_cache_alloc_bulk(s, GFP_KERNEL, (size_t)n, p);
+	MF_C(c, "\t/* kmem_cache_alloc_bulk(kmalloc_slab(mm, %u), GFP_KERNEL, %d, p) returned %d */\n",
+	     cache_sizes[op->a[1]], n, got);
+	op->res[0] = got;
+	for (int i = 0; i < GUARDS; i++)
+		if (guarded[i] != GUARD_WORD)
+			mf_fail(c, "C1", "kmem_cache_alloc_bulk(%d) wrote the guard word %d before the array", n, i);
+	for (int i = n; i < BULK_MAX + GUARDS; i++)
+		if (p[i] != GUARD_WORD)
+			mf_fail(c, "C1", "kmem_cache_alloc_bulk(%d) wrote entry %d, past its size", n, i);
+	if (got != 0 && got != n)
+		mf_fail(c, "C1", "kmem_cache_alloc_bulk of %d returned %d: it is all or nothing", n, got);
+	/* On failure the kernel frees what it took and returns 0, leaving those entries set. */
+	for (int i = 0; i < got; i++) {
+		if (!p[i])
+			mf_fail(c, "C1", "kmem_cache_alloc_bulk returned %d but entry %d is NULL", got, i);
+		struct mf_alloc *a = mf_shadow_add(c, K_OBJ, p[i], kmem_cache_size(s), 8, false);
+		a->handle = s;
+	}
+}
+
+/* kmem_cache_free_bulk() of up to n live objects of the cache of the one idx picks, from it on. */
+static void op_cache_free_bulk(struct mf_ctx *c, struct mf_op *op)
+{
+	struct mf_alloc *first = mf_shadow_pick_kind(c->sh, (unsigned long)op->a[1], 1u << K_OBJ);
+	void *p[BULK_MAX];
+	size_t n = 0;
+
+	op->res[0] = 0;
+	if (!first)
+		return;
+	struct kmem_cache *s = first->handle;
+	to_cpu(c, op->a[2]);
+	for (unsigned long k = 0; k < mf_shadow_count(c->sh) && n < (size_t)op->a[0]; k++) {
+		struct mf_alloc *a = mf_shadow_pick(c->sh, (unsigned long)op->a[1] + k);
+		bool dup = false;
+		if (a->kind != K_OBJ || a->handle != s)
+			continue;
+		for (size_t j = 0; j < n; j++)
+			dup |= p[j] == (void *)a->addr;
+		if (!dup)
+			p[n++] = (void *)a->addr;
+	}
+	for (size_t j = 0; j < n; j++)
+		mf_shadow_remove(c, mf_shadow_find(c->sh, (uintptr_t)p[j]));
+	kmem_cache_free_bulk(s, n, p);
+	MF_C(c, "\t/* kmem_cache_free_bulk of %zu objects */\n", n);
+	op->res[0] = (long)n;
+}
+
 static const struct mf_opdesc bulk_ops[] = {
 	{ "alloc", "alloc_pages(gfp, order)", op_alloc, mf_note_alloc,
 	  { MF_A_INT("order", 0, 3), MF_A_GFP("gfp") } },
@@ -370,6 +460,10 @@ static const struct mf_opdesc bulk_ops[] = {
 	{ "inject", "the next n preemption points act on plan (2 bits each: bit 0 irq, bit 1 migrate); the "
 	  "handler takes a GFP_ATOMIC page or frees one", op_inject, NULL,
 	  { MF_A_HEX("plan", 0, 0xffffffffL), MF_A_INT("n", 0, 16) } },
+	{ "cache_bulk", "kmem_cache_alloc_bulk(kmalloc_slab(size), n) into an array between guard words, on vCPU cpu",
+	  op_cache_bulk, note_res, { MF_A_INT("n", 1, BULK_MAX), MF_A_ENUM("size", cache_size_names), MF_A_INT("cpu", 0, 3) } },
+	{ "cache_free_bulk", "kmem_cache_free_bulk of up to n live objects of one cache, from idx on, on vCPU cpu",
+	  op_cache_free_bulk, note_res, { MF_A_INT("n", 1, BULK_MAX), MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3) } },
 };
 
 /* ------------------------------------------------------------ lifecycle */
@@ -396,11 +490,21 @@ static bool bulk_begin(struct mf_ctx *c, const struct mf_op *setup)
 
 static void bulk_release(struct mf_ctx *c, struct mf_alloc *a)
 {
+	if (a->kind == K_OBJ) {
+		struct kmem_cache *s = a->handle;
+		void *p = (void *)a->addr;
+		mf_shadow_remove(c, a);
+		kmem_cache_free(s, p);
+		return;
+	}
 	mf_page_free(c, a, false);
 }
 
 static void bulk_end(struct mf_ctx *c)
 {
+	/* The objects are freed; their slabs go back to the page allocator. */
+	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
+		kmem_cache_shrink(s);
 	mm_set_sched_hook(c->mm, NULL, NULL);
 	mm_set_irq_handler(c->mm, NULL, NULL);
 	mf_pages_end(c);

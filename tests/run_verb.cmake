@@ -5,7 +5,8 @@
 #                      summary row for every fuzz target and stressor mode and
 #                      the output layout; the same --out again gets DIR-1; a
 #                      planted failure exits 1 and lists its rerun command;
-#                      the default out/run/<UTC time> is never reused.
+#                      the default out/run/<UTC time> is never reused; SIGINT
+#                      exits 130 and still writes and prints the summary.
 # The campaign builds build/fuzz (clang, the fuzz preset) and build/stress-rel
 # when they are missing or stale - the first time about two minutes on two
 # cores - and runs alone (RUN_SERIAL: its stressors want the cores).  Once per

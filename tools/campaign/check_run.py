@@ -20,11 +20,15 @@ campaign:
     finding with the stressor's rerun command.
  3. Two runs without --out (one deterministic mode, 1 s): each gets its own
     out/run/<UTC time>[-N]; removed afterwards.
+ 4. SIGINT (Ctrl-C) 3 s into a run of two stressor components: exit 130, the
+    running one "interrupted", the next "not run", and the summary printed
+    and written all the same.
 """
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -210,6 +214,32 @@ def test_campaign(work):
             shutil.rmtree(p)
 
 
+def test_interrupt(out):
+    d = os.path.join(out, "int")
+    p = subprocess.Popen([MMFUZZ, "run", "--time", "40", "--no-build", "--out", d], cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                         env=dict(os.environ, MMFUZZ_RUN_ONLY="stress:pcp,det:pcp"))
+    time.sleep(3)
+    p.send_signal(signal.SIGINT)
+    try:
+        text, _ = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        text, _ = p.communicate()
+    check(p.returncode == 130, "SIGINT: exit 130 (got %s)" % p.returncode)
+    check("STOPPED: interrupted (SIGINT)" in text, "SIGINT: the summary says it was stopped")
+    fr = table_rows(text, "stressors, free-running", MODES)
+    dt = table_rows(text, "stressors, deterministic", MODES)
+    check(fr.get("pcp", [None, None])[1] == "interrupted" and dt.get("pcp", [None, None])[1] == "not",
+          "SIGINT: the running component interrupted, the next not run: %s %s" % (fr.get("pcp"), dt.get("pcp")))
+    try:
+        s = json.load(open(os.path.join(d, "summary.json")))
+        check(s["exit_status"] == 130 and s["stress"][0]["status"] == "interrupted",
+              "SIGINT: summary.json written, exit_status 130")
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        check(False, "SIGINT: summary.json: %s" % e)
+
+
 def main():
     a = sys.argv[1:]
     if a[:1] == ["args"]:
@@ -217,6 +247,7 @@ def main():
     elif a[:2] == ["campaign", "--work"] and len(a) == 3:
         os.makedirs(a[2], exist_ok=True)
         test_campaign(os.path.abspath(a[2]))
+        test_interrupt(os.path.join(os.path.abspath(a[2]), "out"))
     else:
         print(__doc__)
         return 2

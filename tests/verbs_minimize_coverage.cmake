@@ -4,9 +4,10 @@
 #                           file, a directory, bad --time, -o FILE onto itself,
 #                           an unknown --inject id): exit 2 and the message
 #  verbs_minimize_injected  a crashing input shrinks and still fails the same
-#                           way: corpus/buddy/basic on the bug-zoo variant
-#                           buddy-merge-across-zones (libFuzzer build made by the
-#                           verb's --inject in this build tree) fails B2; the
+#                           way: tests/verbs/minimize-b2.txt (op text, 13 ops) on
+#                           the bug-zoo variant buddy-merge-across-zones
+#                           (libFuzzer build made by the verb's --inject in this
+#                           build tree) fails B2; the
 #                           minimized file is smaller, fails B2 when replayed
 #                           directly, the original is unchanged, both op
 #                           programs are printed; an input that passes there is

@@ -50,8 +50,8 @@ usage)
 	;;
 injected)
 	BUILD=$4
-	in=$ROOT/corpus/buddy/basic          # fails B2 at its first op on the variant
-	ok=$ROOT/corpus/buddy/bad            # passes on the variant
+	in=$ROOT/tests/verbs/minimize-b2.txt    # op text: fails B2 at its first op on the variant
+	ok=$ROOT/tests/verbs/minimize-pass.txt  # passes on the variant
 	sum0=$(sha256sum <"$in")
 	out=$("$MMFUZZ" minimize buddy "$in" --inject buddy-merge-across-zones --build-dir "$BUILD" \
 		--time 10 -o "$WORK/min" 2>&1)
@@ -60,10 +60,12 @@ injected)
 	[[ $rc == 0 ]] || fail "minimize exited $rc, want 0"
 	[[ $(sha256sum <"$in") == "$sum0" ]] || fail "the original input changed"
 	[[ -s $WORK/min ]] || fail "no minimized file $WORK/min"
-	n0=$(stat -c %s "$in") n1=$(stat -c %s "$WORK/min" 2>/dev/null || echo 999999)
-	((n1 < n0)) || fail "minimized input has $n1 bytes, the original $n0"
-	grep -q "== original: $in ($n0 bytes, 13 ops) ==" <<<"$out" || fail "no header for the original's op program"
-	grep -Eq "== minimized: $WORK/min \($n1 bytes, [0-9]+ ops\) ==" <<<"$out" || fail "no header for the minimized op program"
+	n0=$(sed -n "s|^== original: $in (\([0-9]*\) bytes, 13 ops) ==\$|\1|p" <<<"$out")
+	n1=$(stat -c %s "$WORK/min" 2>/dev/null || echo 999999)
+	[[ -n $n0 ]] || fail "no header '== original: $in (N bytes, 13 ops) ==' before the original's op program"
+	((n1 < ${n0:-0})) || fail "minimized input has $n1 bytes, the original ${n0:-?}"
+	grep -Eq "^== minimized: $WORK/min \($n1 bytes, [0-9]+ ops\) ==\$" <<<"$out" ||
+		fail "no header '== minimized: $WORK/min ($n1 bytes, N ops) =='"
 	grep -q "still fails with B2" <<<"$out" || fail "no 'still fails with B2' verdict"
 	# Independently: the minimized input fails B2 on the variant, and decodes.
 	rep=$("$BUILD/targets/fuzz_buddy" "$WORK/min" 2>&1)

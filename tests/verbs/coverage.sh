@@ -38,6 +38,7 @@ usage)
 	expect 2 'cannot tell which target' --corpus "$WORK/anon"
 	expect 2 '--fail-under needs a percentage' --fail-under lots
 	expect 2 'contradict' --html "$WORK/h" --no-html
+	expect 2 'not a regular expression' --exclude '('
 	# The llvm tools missing: a clear error before anything is built.
 	MMFUZZ_LLVM_COV=$WORK/no-llvm-cov expect 2 "MMFUZZ_LLVM_COV=.*no-llvm-cov: no such program" --targets buddy
 	MMFUZZ_LLVM_PROFDATA=$WORK/no-profdata expect 2 "no such program" --targets buddy

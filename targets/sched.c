@@ -5,19 +5,19 @@
  * drains, shrink), as fibers of the deterministic scheduler
  * (stressors/sched/) over 1-3 vCPUs of one instance.  The input holds the
  * tasks' programs and the schedule: every switch, interrupt and migration
- * is an action of the input's script (the SCHED_SCRIPT policy: "after gap
- * switch points, preempt to task t / raise an interrupt running this
- * handler program / migrate to vCPU c"); every other decision is the
- * default (run on, no interrupt, stay), so any input is a valid,
- * terminating schedule and a mutation of one action moves one preemption.
+ * is an action of the input's script (the SCHED_SCRIPT policy: "when task
+ * t reaches the p-th switch point of its k-th op, preempt it for task u /
+ * raise an interrupt running this handler program / migrate it to vCPU
+ * c"); every other decision is the default (run on, no interrupt, stay),
+ * so any input is a valid, terminating schedule, and a mutation of one
+ * action (or of one op) moves one preemption.
  * Coverage of the allocator's retry and slow-path branches then guides the
  * search through interleavings.
  *
  * The input is an op program of the shared harness (targets/common: the
  * decoder, --print, --encode, --dict, op text seeds): the setup record
  * picks the machine and the number of tasks, each op names its task, and
- * the ops "preempt", "irq" and "migrate" append to the script in program
- * order.  The harness runs ops on one thread in order, which is not what
+ * the ops "preempt", "irq" and "migrate" are the script.  The harness runs ops on one thread in order, which is not what
  * this target does: its begin() runs the whole input - the schedule, the
  * checks, the teardown - and returns false, so the harness stops there.
  *
@@ -43,6 +43,7 @@
  * MMFUZZ_TRACE=1 (or --trace) prints the interleaving as a timeline: step,
  * task, vCPU, the task's op, the preemption point and what happened.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,9 +122,36 @@ static struct {
 
 /* ------------------------------------------------------------ helpers */
 
+/*
+ * ThreadSanitizer sees each fiber as a thread, and the scheduler hands over
+ * without synchronising (so it reports real races between tasks).  The
+ * harness's own state (the shadow, S) is shared by every task: each stretch
+ * of harness code is bracketed by hb(), an acq_rel increment of one word,
+ * so TSan orders those stretches (and only them) - hb() before every call
+ * that may switch (an allocator call, an attach, the checker), and after
+ * it, through ctx().  A no-op in other builds.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define SCHED_FZ_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SCHED_FZ_TSAN 1
+#endif
+#endif
+#ifdef SCHED_FZ_TSAN
+static _Atomic unsigned long hb_word;
+static void hb(void)
+{
+	atomic_fetch_add_explicit(&hb_word, 1, memory_order_acq_rel);
+}
+#else
+static inline void hb(void) {}
+#endif
+
 /* The harness context, with c->cur naming the running task's op (for reports). */
 static struct mf_ctx *ctx(void)
 {
+	hb();
 	int t = sched_current_task();
 	if (t >= 0 && t < S.ntasks)
 		S.c->cur = S.task[t].cur;
@@ -140,6 +168,7 @@ static void on_cpu(long cpu)
 {
 	struct mf_ctx *c = ctx();
 	int r = mm_cpu_attach(c->mm, (int)(cpu % S.ncpus));
+	c = ctx();
 	if (r < 0)
 		mf_fail(c, "T1", "task T%d: mm_cpu_attach(%ld) failed: %d", me()->idx, cpu % S.ncpus, r);
 }
@@ -169,11 +198,17 @@ static void free_any(struct mf_ctx *c, struct mf_alloc *a)
 	void *p = (void *)a->addr;
 	c = ctx();
 	switch (a->kind) {
-	case K_PAGES:
-		mf_page_free(c, a, false);
+	case K_PAGES: {
+		struct page *pg = a->handle;
+		unsigned int order = a->order;
+		mf_shadow_remove(c, a);
+		hb();
+		__free_pages(c->mm, pg, order);
 		break;
+	}
 	case K_KMALLOC:
 		mf_shadow_remove(c, a);
+		hb();
 		kfree(c->mm, p);
 		break;
 	default: {
@@ -181,6 +216,7 @@ static void free_any(struct mf_ctx *c, struct mf_alloc *a)
 		if (a->kind == K_IRQ)
 			pool_forget(a);
 		mf_shadow_remove(c, a);
+		hb();
 		kmem_cache_free(s, p);
 	}
 	}
@@ -207,17 +243,26 @@ static void irq_handler(struct mm *mm, int cpu, void *arg)
 	(void)arg;
 	S.irq_runs++;
 	for (unsigned i = 0; i < nalloc && S.cache[cache] && S.npool < IRQ_POOL && !mf_shadow_full(c->sh); i++) {
+		hb();
 		void *p = kmem_cache_alloc(S.cache[cache], GFP_ATOMIC);
+		c = ctx();
 		if (!p)
 			break;
-		S.pool[S.npool++] = take_obj(c, cache, p, false, K_IRQ);
+		struct mf_alloc *a = take_obj(c, cache, p, false, K_IRQ);
+		S.pool[S.npool++] = a;
 	}
-	for (unsigned i = 0; i < nfree && S.npool; i++)
+	for (unsigned i = 0; i < nfree; i++) {
+		c = ctx();
+		if (!S.npool)
+			break;
 		free_any(c, fifo ? S.pool[0] : S.pool[S.npool - 1]);
+	}
+	c = ctx();
 	if (page && !mf_shadow_full(c->sh)) {
+		hb();
 		struct page *pg = alloc_pages(mm, GFP_ATOMIC, 0);
 		if (pg)
-			mf_page_free(ctx(), mf_page_take(ctx(), pg, 0, GFP_ATOMIC, K_PAGES, false), false);
+			free_any(c, mf_page_take(ctx(), pg, 0, GFP_ATOMIC, K_PAGES, false));
 	}
 }
 
@@ -238,6 +283,7 @@ static void op_alloc(struct mf_ctx *c, struct mf_op *op)
 		return;
 	}
 	if (mf_shadow_full(c->sh)) {    /* others filled it meanwhile */
+		hb();
 		kmem_cache_free(S.cache[cache], p);
 		return;
 	}
@@ -288,11 +334,13 @@ static void op_alloc_bulk(struct mf_ctx *c, struct mf_op *op)
 	if (got != 0 && (size_t)got != n)
 		mf_fail(c, "C1", "kmem_cache_alloc_bulk of %zu returned %d: all or nothing", n, got);
 	for (int i = 0; i < got; i++) {
+		c = ctx();
 		if (!p[i])
 			mf_fail(c, "C1", "kmem_cache_alloc_bulk returned %d but p[%d] is NULL", got, i);
-		if (mf_shadow_full(c->sh))
+		if (mf_shadow_full(c->sh)) {
+			hb();
 			kmem_cache_free(S.cache[cache], p[i]);
-		else
+		} else
 			take_obj(c, cache, p[i], false, K_OBJ);
 	}
 	op->res[0] = got;
@@ -339,6 +387,7 @@ static void op_alloc_pages(struct mf_ctx *c, struct mf_op *op)
 		return;
 	}
 	if (mf_shadow_full(c->sh)) {
+		hb();
 		__free_pages(c->mm, pg, order);
 		return;
 	}
@@ -410,6 +459,7 @@ static void op_kmalloc(struct mf_ctx *c, struct mf_op *op)
 		return;
 	}
 	if (mf_shadow_full(c->sh)) {
+		hb();
 		kfree(c->mm, p);
 		return;
 	}
@@ -527,16 +577,17 @@ static const struct mf_opdesc sched_ops[OP_NR] = {
 	[OP_TOUCH] = { "touch", "check and rewrite a live allocation", op_touch, note_res, { TASK, MF_A_IDX("idx") } },
 	[OP_YIELD] = { "yield", "a switch point of the task's own on vCPU cpu (sched_point)", op_yield, NULL,
 		       { TASK, CPU } },
-	[OP_PREEMPT] = { "preempt", "schedule: gap switch points after the previous action, run task to (or the "
-			 "next candidate after it)", op_script, NULL, { MF_A_INT("gap", 0, 1023), MF_A_INT("to", 0, 3) } },
-	[OP_IRQ] = { "irq", "schedule: gap switch points after the previous action, an interrupt whose handler "
+	[OP_PREEMPT] = { "preempt", "schedule: when task reaches switch point at of its op-th op (counting its own "
+			 "ops from 0), run task to (or the next candidate after it)", op_script, NULL,
+			 { TASK, MF_A_INT("op", 0, MAX_TASK_OPS - 1), MF_A_INT("at", 1, 255), MF_A_INT("to", 0, 3) } },
+	[OP_IRQ] = { "irq", "schedule: when task reaches switch point at of its op-th op, an interrupt whose handler "
 		     "allocates nalloc GFP_ATOMIC objects of cache into its pool, frees nfree of the pool (fifo: oldest "
 		     "first), and allocates and frees a page if page", op_script, NULL,
-		     { MF_A_INT("gap", 0, 1023), MF_A_INT("nalloc", 0, 3), MF_A_INT("nfree", 0, 3), MF_A_BOOL("fifo"),
-		       MF_A_BOOL("page"), MF_A_INT("cache", 0, NCACHES - 1) } },
-	[OP_MIGRATE] = { "migrate", "schedule: gap switch points after the previous action, migrate the running task "
-			 "to vCPU to (or the next free one)", op_script, NULL,
-			 { MF_A_INT("gap", 0, 1023), MF_A_INT("to", 0, 3) } },
+		     { TASK, MF_A_INT("op", 0, MAX_TASK_OPS - 1), MF_A_INT("at", 1, 255), MF_A_INT("nalloc", 0, 3),
+		       MF_A_INT("nfree", 0, 3), MF_A_BOOL("fifo"), MF_A_BOOL("page"), MF_A_INT("cache", 0, NCACHES - 1) } },
+	[OP_MIGRATE] = { "migrate", "schedule: when task reaches switch point at of its op-th op, migrate it to vCPU "
+			 "to (or the next free one)", op_script, NULL,
+			 { TASK, MF_A_INT("op", 0, MAX_TASK_OPS - 1), MF_A_INT("at", 1, 255), MF_A_INT("to", 0, 3) } },
 };
 
 /* ------------------------------------------------------------ running an input */
@@ -567,7 +618,9 @@ static void check_unswitched(struct mf_ctx *c, int level)
 	mm_sched_hook_fn fn = atomic_load_explicit(&smp->sched_hook, memory_order_relaxed);
 	void *hctx = atomic_load_explicit(&smp->sched_ctx, memory_order_relaxed);
 	mm_set_sched_hook(c->mm, NULL, NULL);
+	hb();
 	mf_check(c, level);
+	hb();
 	mm_set_sched_hook(c->mm, fn, hctx);
 }
 
@@ -579,6 +632,7 @@ static void after_op(void)
 	check_unswitched(c, level);
 	if (mm_cpu_current(c->mm) >= 0)
 		mm_cpu_detach(c->mm);
+	hb();
 }
 
 static int task_fn(void *arg)
@@ -588,11 +642,13 @@ static int task_fn(void *arg)
 		unsigned int i = t->ops[k];
 		struct mf_op *op = &S.c->prog[i];
 		t->cur = i;
+		sched_mark(k);          /* the script's actions name a task's k-th op */
 		set_label(t, i);
 		sched_op(sched_ops[op->kind].name, (long)i);
 		S.busy++;
 		op->ran = true;
 		sched_ops[op->kind].exec(ctx(), op);
+		hb();
 		S.busy--;
 		after_op();
 	}
@@ -605,15 +661,15 @@ static void sched_config_of(const struct mf_op *setup, struct mm_config *cfg)
 	mf_config_named(cfg, cfg_kinds[setup->a[0]], (unsigned int)setup->a[1]);
 }
 
-/* Append a script action (sched.h, SCHED_SCRIPT). */
-static void script_add(unsigned gap, unsigned kind, unsigned arg)
+/* Append a script action (sched.h, SCHED_SCRIPT) from a preempt / irq / migrate op. */
+static void script_add(const struct mf_op *op, unsigned kind, unsigned arg)
 {
 	if (S.nscript + SCHED_SCRIPT_STEP_BYTES > sizeof(S.script))
 		return;
 	uint8_t *p = S.script + S.nscript;
-	p[0] = (uint8_t)gap;
-	p[1] = (uint8_t)(gap >> 8);
-	p[2] = (uint8_t)kind;
+	p[0] = (uint8_t)((unsigned long)op->a[0] % (unsigned long)S.ntasks | kind << 4);
+	p[1] = (uint8_t)op->a[1];
+	p[2] = (uint8_t)op->a[2];
 	p[3] = (uint8_t)arg;
 	S.nscript += SCHED_SCRIPT_STEP_BYTES;
 }
@@ -676,12 +732,12 @@ static bool sched_begin(struct mf_ctx *c, const struct mf_op *setup)
 	for (unsigned int i = 0; i < c->nops; i++) {
 		const struct mf_op *op = &c->prog[i];
 		if (op->kind == OP_PREEMPT)
-			script_add((unsigned)op->a[0], SCHED_SCRIPT_SWITCH, (unsigned)op->a[1]);
+			script_add(op, SCHED_SCRIPT_SWITCH, (unsigned)op->a[3]);
 		else if (op->kind == OP_IRQ)
-			script_add((unsigned)op->a[0], SCHED_SCRIPT_IRQ,
-				   (unsigned)(op->a[1] | op->a[2] << 2 | op->a[3] << 4 | op->a[4] << 5 | op->a[5] << 6));
+			script_add(op, SCHED_SCRIPT_IRQ,
+				   (unsigned)(op->a[3] | op->a[4] << 2 | op->a[5] << 4 | op->a[6] << 5 | op->a[7] << 6));
 		else if (op->kind == OP_MIGRATE)
-			script_add((unsigned)op->a[0], SCHED_SCRIPT_MIGRATE, (unsigned)op->a[1]);
+			script_add(op, SCHED_SCRIPT_MIGRATE, (unsigned)op->a[3]);
 		else {
 			struct task *t = &S.task[op->a[0] % S.ntasks];
 			if (t->nops < MAX_TASK_OPS)
@@ -695,8 +751,8 @@ static bool sched_begin(struct mf_ctx *c, const struct mf_op *setup)
 		const struct mf_op *op = &c->prog[i];
 		if (op->kind == OP_ALLOC || op->kind == OP_ALLOC_BULK || op->kind == OP_SHRINK)
 			used[op->a[1]] = true;
-		else if (op->kind == OP_IRQ && op->a[1])
-			used[op->a[5]] = true;
+		else if (op->kind == OP_IRQ && op->a[3])
+			used[op->a[7]] = true;
 		else if (op->kind == OP_KMALLOC)
 			S.kmalloc_used = true;
 	}

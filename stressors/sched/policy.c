@@ -25,13 +25,14 @@
  *            out of bytes, option 0 (no preemption, no interrupt, stay).
  *   replay   each decision takes the next log byte, which must be a valid
  *            option: a divergence is non-determinism.
- *   script   sparse actions from the bytes (sched.h, SCHED_SCRIPT): "after
- *            gap points, switch to task t / raise an interrupt / migrate to
- *            vCPU c"; every other decision is the default.  Where bytes
- *            steers all of a run's hundreds of decisions (so a random input
- *            is a random walk, and one inserted byte shifts every decision
- *            after it), a script places a few preemptions exactly and a
- *            mutation of one action moves one preemption: the shape the
+ *   script   sparse actions from the bytes (sched.h, SCHED_SCRIPT): "when
+ *            task t reaches its p-th switch point after mark m, switch to
+ *            task u / raise an interrupt / migrate to vCPU c"; every other
+ *            decision is the default.  Where bytes steers all of a run's
+ *            hundreds of decisions (so a random input is a random walk, and
+ *            one inserted byte shifts every decision after it), a script
+ *            places a few preemptions exactly, each keyed to one task's own
+ *            progress, and a mutation moves one preemption: the shape the
  *            schedule-fuzzing target (targets/sched.c) gives libFuzzer.
  */
 #include <stdlib.h>
@@ -154,10 +155,12 @@ void policy_begin_run(struct sched *s)
 {
 	const struct sched_opts *o = s->o;
 	s->byte_pos = 0;
-	s->script_base = 0;
 	s->script_arg = 0;
-	for (int i = 0; i < s->n; i++)
+	for (int i = 0; i < s->n; i++) {
 		s->task[i].label = NULL;
+		s->task[i].mark = 0;
+		s->task[i].mark_points = 0;
+	}
 	s->dfs_pos = 0;
 	s->dfs_preempts = 0;
 	if (o->policy != SCHED_PCT)
@@ -245,29 +248,21 @@ static unsigned script_decide(struct sched *s, enum sched_dkind kind, const int 
 		[SCHED_SCRIPT_MIGRATE] = DK_MIGRATE,
 	};
 	const struct sched_opts *o = s->o;
-	unsigned long now = s->live->steps;
-	while (o->bytes && s->byte_pos + SCHED_SCRIPT_STEP_BYTES <= o->nbytes) {
-		const uint8_t *a = o->bytes + s->byte_pos;
-		unsigned long due = s->script_base + (unsigned long)(a[0] | a[1] << 8);
-		unsigned k = a[2] % SCHED_SCRIPT_NR_KINDS;
-		if (now < due)
-			return 0;
-		if (now > due + SCHED_SCRIPT_SLACK) {
-			/* It could not take effect: dropped, the next counts from its due point. */
-			s->script_base = due;
-			s->byte_pos += SCHED_SCRIPT_STEP_BYTES;
+	if (!o->bytes || s->cur < 0)
+		return 0;               /* the first pick (from main): task 0 */
+	const struct sched_task *t = &s->task[s->cur];
+	/* The first action keyed to this task, mark, point and kind of decision. */
+	for (size_t pos = 0; pos + SCHED_SCRIPT_STEP_BYTES <= o->nbytes; pos += SCHED_SCRIPT_STEP_BYTES) {
+		const uint8_t *a = o->bytes + pos;
+		if ((unsigned)(a[0] & 15) % (unsigned)s->n != (unsigned)s->cur || a[1] != (uint8_t)t->mark ||
+		    a[2] != t->mark_points || of_kind[(a[0] >> 4) % SCHED_SCRIPT_NR_KINDS] != kind)
 			continue;
-		}
-		if (of_kind[k] != kind)
-			return 0;       /* due, but at another kind of decision (possibly later at this point) */
 		unsigned c = 1;         /* DK_IRQ: yes */
 		if (kind == DK_TASK)
 			c = script_pick(opts, 0, nopts, a[3] % s->n, s->n);
 		else if (kind == DK_MIGRATE)
 			c = s->nr_cpus > 0 ? script_pick(opts, 1, nopts, a[3] % s->nr_cpus, s->nr_cpus) : 0;
-		s->script_base = now;
 		s->script_arg = a[3];
-		s->byte_pos += SCHED_SCRIPT_STEP_BYTES;
 		return c;
 	}
 	return 0;

@@ -68,26 +68,33 @@ int sched_policy_parse(const char *name);
 
 /*
  * SCHED_SCRIPT: opts.bytes holds opts.nbytes / SCHED_SCRIPT_STEP_BYTES
- * actions, each "gap lo, gap hi, kind, arg": @gap switch points after the
- * previous action (counted from the point it took effect; 0: the next
- * point it can take effect at), do @kind with @arg.  Every other decision
- * takes the default (no preemption, no interrupt, stay), so a short script
- * is a few preemptions placed exactly, and a fuzzer mutating one action
- * moves one preemption.  An action that cannot take effect within
- * SCHED_SCRIPT_SLACK points of its due point (an interrupt where they stay
- * disabled, a migration with no free vCPU, a switch with one candidate) is
- * dropped.  Out of actions: the default, so every script terminates.
+ * actions, each "task | kind << 4, mark, point, arg": when task @task
+ * (mod the tasks) reaches switch point @point (1, 2, ...) after its mark
+ * @mark (sched_mark(): a scenario's name for where the task is, e.g. the
+ * index of the op it starts; mod 256), do @kind with @arg.  Every other
+ * decision takes the default (no preemption, no interrupt, stay), so a
+ * short script is a few preemptions placed exactly, each keyed to a place
+ * in one task's own progress: a fuzzer mutating one action (or one op of
+ * another task) moves one preemption, not every one after it.  An action
+ * whose point passes without a decision of its kind (an interrupt where
+ * they are disabled, a migration with no free vCPU, a switch with one
+ * candidate) does nothing.  Out of actions: the default, so every script
+ * terminates.
  */
 enum sched_script_kind {
 	SCHED_SCRIPT_SWITCH,        /* run task arg (or the next candidate after it) */
 	SCHED_SCRIPT_IRQ,           /* raise an interrupt; the handler may read sched_script_arg() */
 	SCHED_SCRIPT_MIGRATE,       /* migrate the running task to vCPU arg (or the next free one) */
-	SCHED_SCRIPT_NR_KINDS       /* a larger kind byte is taken modulo this */
+	SCHED_SCRIPT_NR_KINDS       /* a larger kind is taken modulo this */
 };
 #define SCHED_SCRIPT_STEP_BYTES 4
-#define SCHED_SCRIPT_SLACK      16
 /* The argument of the script action taking effect now (an interrupt handler's program); 0 outside. */
 unsigned sched_script_arg(void);
+/*
+ * Mark the running task's progress (SCHED_SCRIPT keys actions to it): its
+ * mark becomes @mark and its switch points are counted afresh from 1.
+ */
+void sched_mark(unsigned long mark);
 
 /* Exhaustive search state: create once, pass in opts.dfs to consecutive runs. */
 struct sched_dfs;

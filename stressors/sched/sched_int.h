@@ -214,6 +214,8 @@ struct sched_task {
 	bool owed;                  /* waiting, but owed a retry: others progressed since it last looked */
 	unsigned long pct_prio;     /* PCT priority (higher runs) */
 	const char *label;          /* the scenario's name for what it does now (timeline only) */
+	unsigned long mark;         /* sched_mark(): where the scenario says the task is */
+	unsigned long mark_points;  /* switch points of this task since its mark (SCRIPT's keys) */
 };
 
 /* Where the live results of a run are written: the engine's own memory, or
@@ -254,7 +256,6 @@ struct sched {
 	struct sched_rng user_rng;  /* sched_random() */
 	struct sched_pct pct;
 	size_t byte_pos;            /* BYTES / REPLAY / SCRIPT: next byte */
-	unsigned long script_base;  /* SCRIPT: the point the previous action took effect at */
 	unsigned script_arg;        /* SCRIPT: the argument of the action taking effect */
 	size_t dfs_pos;             /* DFS: next decision of the stack */
 	unsigned long dfs_preempts; /* DFS: preemptions so far in this run */

@@ -7,13 +7,14 @@
  * interleaving:
  *
  *     step  task     cpu  op                      point            event
- *        3  T1:free    1  [4] free task=1 idx=0   pcp_before_lock  point
- *        4  T1:free    1  [4] free task=1 idx=0   pcp_locked       point (in the interrupt handler)
+ *        3  T1:free    1  [4] free task=1 idx=0   pcp_before_lock  point at=2
+ *        4  T1:free    1  [4] free task=1 idx=0   pcp_locked       point at=3 (in the interrupt handler)
  *        4  T1:free    1  [4] free task=1 idx=0   pcp_before_lock  irq raised at pcp_before_lock (the handler ...)
  *        4  T1:free    1  [4] free task=1 idx=0   -                switch -> T0:alloc
  *
  * The op column is the task's label (sched_set_label: what the scenario
- * says the task is doing), "-" without one.
+ * says the task is doing), "-" without one; at=N counts the task's switch
+ * points since its mark (sched_mark), the key of SCHED_SCRIPT's actions.
  * Two runs with equal hashes took the same decisions at the same points
  * on the same vCPUs; a replay whose hash differs is non-deterministic (or
  * ran another build).  No address enters the hash: only indices, point
@@ -56,6 +57,9 @@ static const char *task_name(struct sched *s, int i)
 void trace_event(struct sched *s, enum sched_ev ev, int task, int cpu, int point, long arg, const char *name)
 {
 	struct sched_live *L = s->live;
+	/* A switch point of the task: SCHED_SCRIPT's actions are keyed to their count since its mark. */
+	if ((ev == EV_POINT || ev == EV_WAIT || ev == EV_YIELD || ev == EV_ATOMIC) && task >= 0 && task < s->n)
+		s->task[task].mark_points++;
 	/* One word per event: kind, task, vCPU, point, then the argument. */
 	uint64_t w = (uint64_t)ev | (uint64_t)(uint8_t)(task + 1) << 8 | (uint64_t)(uint8_t)(cpu + 1) << 16 |
 		     (uint64_t)(uint8_t)point << 24 | (uint64_t)(uint32_t)arg << 32;
@@ -88,15 +92,16 @@ void trace_event(struct sched *s, enum sched_ev ev, int task, int cpu, int point
 	case EV_POINT:
 		pt = mm_pp_name((enum mm_pp)point);
 		/* The handler's own points come before the irq line that raised it (printed once it returned). */
-		snprintf(what, sizeof(what), mm_in_interrupt() ? "point (in the interrupt handler)" : "point");
+		snprintf(what, sizeof(what), "point at=%lu%s", task >= 0 && task < s->n ? s->task[task].mark_points : 0,
+			 mm_in_interrupt() ? " (in the interrupt handler)" : "");
 		break;
 	case EV_WAIT:
 		pt = wait_reason_name(point);
-		snprintf(what, sizeof(what), "wait (yield)");
+		snprintf(what, sizeof(what), "wait (yield) at=%lu", task >= 0 && task < s->n ? s->task[task].mark_points : 0);
 		break;
 	case EV_YIELD:
 		pt = "sched_point";
-		snprintf(what, sizeof(what), "point");
+		snprintf(what, sizeof(what), "point at=%lu", task >= 0 && task < s->n ? s->task[task].mark_points : 0);
 		break;
 	case EV_ATOMIC:
 		pt = "atomic";
@@ -148,6 +153,17 @@ void trace_timeline_header(struct sched *s)
 	for (int i = 0; i < s->n; i++)
 		fprintf(f, " T%d:%s", i, task_name(s, i));
 	fprintf(f, "\n%6s  %-20s %3s  %-38s %-16s %s\n", "step", "task", "cpu", "op", "point", "event");
+}
+
+void sched_mark(unsigned long mark)
+{
+	struct sched *s = sched_engine_if_any();
+	if (s && s->active && s->cur >= 0) {
+		sched_tsan_ignore_begin();
+		s->task[s->cur].mark = mark;
+		s->task[s->cur].mark_points = 0;
+		sched_tsan_ignore_end();
+	}
 }
 
 void sched_set_label(const char *label)

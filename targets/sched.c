@@ -155,6 +155,7 @@ static struct mf_ctx *ctx(void)
 	int t = sched_current_task();
 	if (t >= 0 && t < S.ntasks)
 		S.c->cur = S.task[t].cur;
+	hb();
 	return S.c;
 }
 
@@ -641,6 +642,7 @@ static int task_fn(void *arg)
 	for (unsigned int k = 0; k < t->nops; k++) {
 		unsigned int i = t->ops[k];
 		struct mf_op *op = &S.c->prog[i];
+		hb();                   /* harness state last touched by another task */
 		t->cur = i;
 		sched_mark(k);          /* the script's actions name a task's k-th op */
 		set_label(t, i);

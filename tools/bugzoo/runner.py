@@ -134,16 +134,18 @@ def configure(bug, kind):
     d = bdir(bug, kind)
     preset, _, extra = KINDS[kind]
     inj = "" if bug == "none" else bug
-    args = ["-DMM_INJECT=" + inj] + extra
+    # -Werror off: an injection may leave a helper unused (pcp-bulk-count-unclamped leaves
+    # nr_pcp_free), and a warning elsewhere must not hide the zoo; the presets' own builds
+    # keep -Werror.  (It changes no object: the variants still reuse the correct build's.)
+    args = ["-DMM_INJECT=" + inj, "-DMM_WERROR=OFF"] + extra
     if inj:
-        # -Werror off: an injection may leave a helper unused (pcp-bulk-count-unclamped leaves nr_pcp_free)
-        args += ["-DMM_WERROR=OFF", "-DCMAKE_C_COMPILER_LAUNCHER=%s;%s" % (
+        args += ["-DCMAKE_C_COMPILER_LAUNCHER=%s;%s" % (
             os.path.join(ROOT, "tools", "bugzoo", "cc-reuse"), bdir("none", kind))]
     cache = os.path.join(d, "CMakeCache.txt")
     if os.path.exists(cache):
         with open(cache) as f:
             text = f.read()
-        if ("MM_INJECT:STRING=%s\n" % inj) in text and (not inj or "cc-reuse" in text):
+        if ("MM_INJECT:STRING=%s\n" % inj) in text and "MM_WERROR:BOOL=OFF" in text and (not inj or "cc-reuse" in text):
             return
     env = dict(os.environ, MM_INJECT=inj)
     r = subprocess.run(["cmake", "--preset", preset, "-B", d] + args, cwd=ROOT, env=env,
@@ -377,13 +379,17 @@ class Runner:
             d = bdir(bug, "gcc" if kind == "test-gcc" else "asan")
             return [("-", [os.path.join(d, "tests", name)], self.test_timeout(), {})]
         if kind == "stress":
+            # ends at its first FAILURE line (what follows - the stressor's own replay attempt - is not
+            # the detection's time)
             return [(str(s), [os.path.join(bdir(bug), "stressors", "stress", "mmfuzz-stress"), name, "--time",
-                              "%g" % self.budget, "--seed", str(s), "--quiet"], self.budget + 60.0, {})
-                    for s in seeds]
+                              "%g" % self.budget, "--seed", str(s), "--quiet"], self.budget + 60.0,
+                     {"stop": r"FAILURE"}) for s in seeds]
         if kind == "sched":
             # runs until the budget is spent; the first failed run ends it (its rerun line is the reproducer)
+            # (not --quiet: the last "run I" line says which run a crash - no rerun line - was in)
+            os.makedirs(os.path.join(bdir(bug), "zoo"), exist_ok=True)
             return [(str(s), [os.path.join(bdir(bug), "stressors", "sched", "mmfuzz-sched-stress"), name,
-                              "--deterministic", "--seed", str(s), "--runs", "1000000", "--quiet",
+                              "--deterministic", "--seed", str(s), "--runs", "1000000",
                               "--artifact", os.path.join(bdir(bug), "zoo", "sched-%s-seed%d.sched" % (name, s))],
                      self.budget, {"stop": r"^rerun: ", "budget_ok": True}) for s in seeds]
         if kind in ("replay", "replay-gcc"):
@@ -414,9 +420,12 @@ class Runner:
             return [os.path.join(bdir(bug), "targets", "fuzz_" + name), m[-1]]
         if kind == "sched":
             m = re.search(r"^rerun: \./mmfuzz stress (.*)$", out, re.M)
-            if not m:
-                return None
-            return [argv[0]] + m.group(1).split()
+            if m:
+                return [argv[0]] + m.group(1).split()
+            # a crash (sanitizer, signal) ends the process before its rerun line: the run after
+            # the last one reported; same seed and run number => the same interleaving
+            runs = re.findall(r"^run (\d+) seed ", out, re.M)
+            return argv[:3] + ["--seed", argv[argv.index("--seed") + 1], "--run", str(int(runs[-1]) + 1 if runs else 0)]
         return argv
 
     def detector(self, det, bug, verify=True):
@@ -436,10 +445,11 @@ class Runner:
                 r["reproducer"] = rel(repro) if repro else None
                 if verify and bug != "none" and repro:
                     rtime = max(timeout, 60.0)
-                    rc2, _, out2, to2 = run(repro, rtime)
+                    rkw = {"stop": kw["stop"]} if "stop" in kw else {}
+                    rc2, _, out2, to2 = run(repro, rtime, **rkw)
                     r["replays_injected"] = rc2 != 0 or to2
                     good = with_dir(repro, "none")
-                    rc3, _, out3, to3 = self.one(good, rtime, "none")
+                    rc3, _, out3, to3 = self.one(good, rtime, "none", **rkw)
                     r["passes_correct"] = rc3 == 0 and not to3
                     if not r["passes_correct"]:
                         r["correct_fired"] = fired(rc3, out3, to3)

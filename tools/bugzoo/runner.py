@@ -488,6 +488,26 @@ def best(dets):
     return min(hit, key=key)
 
 
+SMOKE_FUZZ_PENALTY = 5.0   # seconds: what a libFuzzer detector "costs" extra in the smoke's choice
+
+
+def smoke_pick(b):
+    """The smoke's detector for a stored bug entry: the fastest one that caught it on every seed
+    (median), a libFuzzer one counted SMOKE_FUZZ_PENALTY s slower - its build tree (clang with
+    coverage, the whole harness) costs more than the detection saves.  [] if none caught it."""
+    if not b:
+        return []
+    cands = [d for d in b.get("detectors", []) if d.get("detected") and d.get("median_seconds") is not None
+             and available(d["detector"])]
+    full = [d for d in cands if d["hits"].split("/")[0] == d["hits"].split("/")[1]]
+    cands = full or cands
+    if not cands:
+        return [b["best_detector"]] if b.get("best_detector") and available(b["best_detector"]) else []
+    d = min(cands, key=lambda d: d["median_seconds"] + (SMOKE_FUZZ_PENALTY if d["detector"].startswith("fuzz:")
+                                                        else 0.0))
+    return [d["detector"]]
+
+
 def bug_entry(bug, dets):
     b = best(dets)
     return {
@@ -615,8 +635,7 @@ def main(root, args, doc):
         except (OSError, ValueError, KeyError) as e:
             die("--smoke needs %s from a full run: %s" % (os.path.relpath(stored_path, ROOT), e))
         for i in ids:
-            b = stored.get(i)
-            plan[i] = [b["best_detector"]] if b and b.get("best_detector") else []
+            plan[i] = smoke_pick(stored.get(i))
     else:
         plan = {i: [d for d in DETECTORS[i] if available(d)] for i in ids}
 

@@ -634,6 +634,7 @@ static void base_opts(struct sched_opts *o, struct world *w)
 #endif
 #endif
 
+#ifndef STRESS_SANITIZED
 static void on_fault(int sig)
 {
 	if (sched_active() && sched_current_task() >= 0) {
@@ -645,6 +646,7 @@ static void on_fault(int sig)
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
+#endif
 
 static void catch_faults(void)
 {

@@ -109,6 +109,11 @@ static int run_capture(char *const argv[], double timeout, const char *stop, cha
 		return -1;
 	}
 	if (pid == 0) {
+		/* Called from a fatal signal's handler, that signal is blocked here;
+		 * exec keeps the mask, and the driver needs SIGSEGV and SIGABRT. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		int null = open("/dev/null", O_WRONLY);
 		dup2(fd[1], 1);
 		if (null >= 0)

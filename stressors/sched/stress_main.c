@@ -20,7 +20,8 @@
  *
  *   mmfuzz-sched-stress MODE --deterministic [--seed X] [--runs N] [--run I]
  *       [--policy random|pct|sticky] [--tasks T] [--cpus M] [--steps K]
- *       [--no-irq] [--no-migrate] [--selftest scribble|leak|race]
+ *       [--no-irq] [--no-migrate] [--irq-permille P] [--migrate-permille P]
+ *       [--selftest scribble|leak|race]
  *       [--trace] [--artifact FILE] [--replay FILE] [--quiet]
  *   mmfuzz-sched-stress MODE --deterministic --grade [--runs N]
  *       [--policy all|P[,P...]] [--json FILE] [same scenario options]
@@ -103,6 +104,7 @@ struct world {
 	const char *selftest;           /* --selftest KIND, or NULL */
 	atomic_long race;               /* --selftest race: the shared counter (read, point, write) */
 	bool irqs, migrations;          /* --no-irq, --no-migrate clear them */
+	unsigned irq_permille, migrate_permille; /* chances at an eligible point (default 40 each) */
 };
 
 static struct world W;
@@ -582,7 +584,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: mmfuzz-sched-stress MODE --deterministic [--seed X] [--runs N] [--run I]\n"
 		   "           [--policy random|pct|sticky] [--tasks T] [--cpus M] [--steps K]\n"
-		   "           [--no-irq] [--no-migrate] [--selftest scribble|leak|race]\n"
+		   "           [--no-irq] [--no-migrate] [--irq-permille P] [--migrate-permille P]\n"
+		   "           [--selftest scribble|leak|race]\n"
 		   "           [--trace] [--artifact FILE] [--replay FILE] [--quiet]\n"
 		   "       mmfuzz-sched-stress MODE --deterministic --grade [--runs N] [--policy all|P,P..]\n"
 		   "           [--json FILE] [scenario options as above]\n"
@@ -598,9 +601,13 @@ static void usage(FILE *f)
 static void format_rerun(char *buf, size_t len, const struct world *w, uint64_t seed, unsigned long run,
 			 enum sched_policy policy)
 {
+	char rates[64] = "";
+	if (w->irq_permille != 40 || w->migrate_permille != 40)
+		snprintf(rates, sizeof(rates), " --irq-permille %u --migrate-permille %u", w->irq_permille,
+			 w->migrate_permille);
 	snprintf(buf, len, "./mmfuzz stress %s --deterministic --seed %#" PRIx64 " --run %lu --policy %s "
-		 "--tasks %d --cpus %d --steps %d%s%s%s%s", mode_names[w->mode], seed, run, sched_policy_name(policy),
-		 w->tasks, w->cpus, w->steps, w->irqs ? "" : " --no-irq", w->migrations ? "" : " --no-migrate",
+		 "--tasks %d --cpus %d --steps %d%s%s%s%s%s", mode_names[w->mode], seed, run, sched_policy_name(policy),
+		 w->tasks, w->cpus, w->steps, w->irqs ? "" : " --no-irq", w->migrations ? "" : " --no-migrate", rates,
 		 w->selftest ? " --selftest " : "", w->selftest ? w->selftest : "");
 }
 
@@ -610,8 +617,8 @@ static void base_opts(struct sched_opts *o, struct world *w)
 	o->mm = w->mm;
 	o->irqs = w->irqs;
 	o->migrations = w->migrations;
-	o->irq_permille = 40;
-	o->migrate_permille = 40;
+	o->irq_permille = w->irq_permille;
+	o->migrate_permille = w->migrate_permille;
 	o->finish = world_finish;
 	o->finish_ctx = w;
 	o->scenario = "stress";
@@ -735,8 +742,9 @@ static int grade(struct world *w, const char *config, uint64_t seed, const enum 
 	struct sched_scenario sc = { "stress", config, w, sc_setup, world_finish, sc_recover };
 	unsigned long total_runs = 0, total_fail = 0;
 
-	printf("grade: %s seed %#" PRIx64 "%s%s%s, %lu runs per policy\n", config, seed,
-	       w->irqs ? "" : " no-irq", w->migrations ? "" : " no-migrate", w->selftest ? " (selftest)" : "", runs);
+	printf("grade: %s seed %#" PRIx64 " irq %u/1000 migrate %u/1000%s%s%s, %lu runs per policy\n", config, seed,
+	       w->irq_permille, w->migrate_permille, w->irqs ? "" : " no-irq", w->migrations ? "" : " no-migrate",
+	       w->selftest ? " (selftest)" : "", runs);
 	printf("grade: build %s\n", sched_build_id());
 	printf("%-8s %9s %8s %9s  %-21s %9s %9s\n", "policy", "runs", "fails", "p", "95% CI (Wilson)", "first",
 	       "runs/s");
@@ -796,7 +804,8 @@ static int grade(struct world *w, const char *config, uint64_t seed, const enum 
 		fprintf(f, "{\n  \"mode\": \"%s\", \"config\": ", mode_names[w->mode]);
 		json_str(f, config);
 		fprintf(f, ", \"seed\": %" PRIu64 ", \"runs_per_policy\": %lu,\n  \"irqs\": %s, \"migrations\": %s, "
-			"\"selftest\": ", seed, runs, w->irqs ? "true" : "false", w->migrations ? "true" : "false");
+			"\"irq_permille\": %u, \"migrate_permille\": %u, \"selftest\": ", seed, runs,
+			w->irqs ? "true" : "false", w->migrations ? "true" : "false", w->irq_permille, w->migrate_permille);
 		json_str(f, w->selftest ? w->selftest : "");
 		fprintf(f, ",\n  \"build\": ");
 		json_str(f, sched_build_id());
@@ -868,6 +877,8 @@ int main(int argc, char **argv)
 	w->steps = 24;
 	w->irqs = true;
 	w->migrations = true;
+	w->irq_permille = 40;
+	w->migrate_permille = 40;
 
 	if (argc == 4 && !strcmp(argv[1], "--wilson")) {
 		double lo, hi;
@@ -898,6 +909,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--json")) { NEEDV(); json = v;
 		} else if (!strcmp(a, "--no-irq")) { w->irqs = false;
 		} else if (!strcmp(a, "--no-migrate")) { w->migrations = false;
+		} else if (!strcmp(a, "--irq-permille")) { NEEDV(); w->irq_permille = (unsigned)atoi(v);
+		} else if (!strcmp(a, "--migrate-permille")) { NEEDV(); w->migrate_permille = (unsigned)atoi(v);
 		} else if (!strcmp(a, "--selftest")) {
 			NEEDV();
 			if (strcmp(v, "scribble") && strcmp(v, "leak") && strcmp(v, "race")) {

@@ -14,8 +14,8 @@ Builds: build/sched-grade-<id> and build/sched-grade-none (gcc, Release,
 MM_DEBUG=0, MM_TEST_HOOKS=ON: the preemption points are the switch points);
 only the target mmfuzz-sched-stress is built, incrementally.
 
-Usage: bench/sched_grade.py [--runs N] [--correct-runs M] [--bugs LIST|all]
-                            [--seed X] [--json FILE] [--quick] [--no-build]
+Usage: bench/sched_grade.py [--runs N] [--other-runs N] [--correct-runs M] [--correct-modes LIST]
+                            [--bugs LIST|all] [--seed X] [--json FILE] [--quick] [--no-build]
        ./mmfuzz bench sched_grade [--quick] [--json FILE]
 Writes bench/results/sched_grade.json unless --json says otherwise (--quick
 writes nothing unless --json is given).  Exit status: 0 when the correct
@@ -135,6 +135,11 @@ def main():
     ap.add_argument("--runs", type=int, default=5000, help="runs per bug, mode and policy (default 5000)")
     ap.add_argument("--correct-runs", type=int, default=100000,
                     help="runs per mode and policy of the correct build (default 100000)")
+    ap.add_argument("--other-runs", type=int, default=None,
+                    help="runs per policy for the bugs that are not concurrency bugs (default: --runs)")
+    ap.add_argument("--correct-modes", default=None,
+                    help="modes that get --correct-runs on the correct build (default: every graded mode); "
+                         "the other graded modes get --runs")
     ap.add_argument("--bugs", default="concurrency",
                     help="'concurrency' (default: the five SLUB concurrency bugs), 'all', or a comma list")
     ap.add_argument("--seed", default="1", help="master seed (default 1)")
@@ -171,8 +176,9 @@ def main():
                 continue
             builds[bug] = round(s, 1)
         for mode in table[bug]:
-            log("grading %s in mode %s: %d runs per policy" % (bug, mode, a.runs))
-            g = grade(bug, mode, a.runs, seed, [])
+            n = a.runs if bug in CONCURRENCY or a.other_runs is None else a.other_runs
+            log("grading %s in mode %s: %d runs per policy" % (bug, mode, n))
+            g = grade(bug, mode, n, seed, [])
             results.append({"bug": bug, "mode": mode, **g})
             for pol in g.get("policies", []):
                 lines.append(row(bug, mode, pol))
@@ -188,9 +194,11 @@ def main():
     correct_fail = 0
     correct_runs = 0
     correct_secs = 0.0
-    for mode in modes:
-        log("correct build, mode %s: %d runs per policy" % (mode, a.correct_runs))
-        g = grade(None, mode, a.correct_runs, seed, [])
+    full = modes if a.correct_modes is None else [m for m in a.correct_modes.split(",") if m]
+    for mode in sorted(set(modes) | set(full), key=lambda m: (m not in full, m)):
+        n = a.correct_runs if mode in full else a.runs
+        log("correct build, mode %s: %d runs per policy" % (mode, n))
+        g = grade(None, mode, n, seed, [])
         correct.append({"mode": mode, **g})
         if "policies" not in g:
             correct_fail += 1
@@ -222,7 +230,9 @@ def main():
                     "interrupts and migrations at 40 permille of eligible points",
         "seed": seed,
         "runs_per_policy": a.runs,
+        "other_runs_per_policy": a.other_runs if a.other_runs is not None else a.runs,
         "correct_runs_per_policy": a.correct_runs,
+        "correct_full_modes": full,
         "build_seconds": builds,
         "results": results,
         "correct": {"modes": correct, "runs": correct_runs, "failures": correct_fail,

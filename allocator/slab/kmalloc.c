@@ -253,13 +253,20 @@ size_t ksize(struct mm *mm, const void *object)
 	return slab_ksize(s);
 }
 
+/*
+ * kmalloc_size_roundup() (Linux 6.1): the bytes kmalloc(size) would give -
+ * the bucket's object size, whole pages above the buckets, 0 for 0.  On an
+ * instance too small for a bucket (kmalloc-8k needs order-1 slabs, which a
+ * max_order 0 machine has not) the bucket's size all the same: the kernel
+ * always has every bucket, and the contract is "at least size".
+ */
 size_t kmalloc_size_roundup(struct mm *mm, size_t size)
 {
-	if (size && size <= KMALLOC_MAX_CACHE_SIZE)
-		return kmalloc_slab(mm, size) ? kmalloc_slab(mm, size)->object_size : 0;
-	if (size > KMALLOC_MAX_CACHE_SIZE)
-		return MM_PAGE_SIZE << get_order_size(size);
-	return 0;
+	if (!size)
+		return 0;
+	if (size <= KMALLOC_MAX_CACHE_SIZE && kmalloc_slab(mm, size))
+		return kmalloc_slab(mm, size)->object_size;
+	return MM_PAGE_SIZE << get_order_size(size);
 }
 
 /*

@@ -579,8 +579,11 @@ static const struct mf_opdesc sched_ops[OP_NR] = {
 	[OP_YIELD] = { "yield", "a switch point of the task's own on vCPU cpu (sched_point)", op_yield, NULL,
 		       { TASK, CPU } },
 	[OP_PREEMPT] = { "preempt", "schedule: when task reaches switch point at of its op-th op (counting its own "
-			 "ops from 0), run task to (or the next candidate after it)", op_script, NULL,
-			 { TASK, MF_A_INT("op", 0, MAX_TASK_OPS - 1), MF_A_INT("at", 1, 255), MF_A_INT("to", 0, 3) } },
+			 "ops from 0), run task to (or the next candidate after it); release: where preemptible the task "
+			 "gives up its vCPU first (another task may run there; it resumes on the first free one)",
+			 op_script, NULL,
+			 { TASK, MF_A_INT("op", 0, MAX_TASK_OPS - 1), MF_A_INT("at", 1, 255), MF_A_INT("to", 0, 3),
+			   MF_A_BOOL("release") } },
 	[OP_IRQ] = { "irq", "schedule: when task reaches switch point at of its op-th op, an interrupt whose handler "
 		     "allocates nalloc GFP_ATOMIC objects of cache into its pool, frees nfree of the pool (fifo: oldest "
 		     "first), and allocates and frees a page if page", op_script, NULL,
@@ -734,7 +737,7 @@ static bool sched_begin(struct mf_ctx *c, const struct mf_op *setup)
 	for (unsigned int i = 0; i < c->nops; i++) {
 		const struct mf_op *op = &c->prog[i];
 		if (op->kind == OP_PREEMPT)
-			script_add(op, SCHED_SCRIPT_SWITCH, (unsigned)op->a[3]);
+			script_add(op, SCHED_SCRIPT_SWITCH, (unsigned)op->a[3] | (op->a[4] ? SCHED_SCRIPT_RELEASE : 0));
 		else if (op->kind == OP_IRQ)
 			script_add(op, SCHED_SCRIPT_IRQ,
 				   (unsigned)(op->a[3] | op->a[4] << 2 | op->a[5] << 4 | op->a[6] << 5 | op->a[7] << 6));

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "sched_int.h"
+#include "cpu/vcpu.h"
 
 static const char *const policy_names[SCHED_NR_POLICIES] = {
 	[SCHED_RANDOM] = "random",
@@ -240,6 +241,22 @@ static unsigned script_pick(const int *opts, unsigned from, unsigned nopts, int 
 	return 0;
 }
 
+/*
+ * A preemption that frees the vCPU (SCHED_SCRIPT_RELEASE): where the task
+ * may sleep (preemptible, migration allowed) it gives its vCPU up, as
+ * sched_wait() does; its next per-CPU access attaches to the first free
+ * one - the same or another, as a preempted kernel task resumes.
+ */
+static void script_release(struct sched *s)
+{
+	struct mm *mm = s->mm;
+	if (!mm || mm_cpu_current(mm) < 0 || !mm_preemptible() || get_current()->migrate_disable)
+		return;
+	sched_tsan_ignore_end();        /* the CPU model's code, as inject() runs it */
+	mm_cpu_detach(mm);
+	sched_tsan_ignore_begin();
+}
+
 static unsigned script_decide(struct sched *s, enum sched_dkind kind, const int *opts, unsigned nopts)
 {
 	static const enum sched_dkind of_kind[SCHED_SCRIPT_NR_KINDS] = {
@@ -258,8 +275,11 @@ static unsigned script_decide(struct sched *s, enum sched_dkind kind, const int 
 		    a[2] != t->mark_points || of_kind[(a[0] >> 4) % SCHED_SCRIPT_NR_KINDS] != kind)
 			continue;
 		unsigned c = 1;         /* DK_IRQ: yes */
-		if (kind == DK_TASK)
-			c = script_pick(opts, 0, nopts, a[3] % s->n, s->n);
+		if (kind == DK_TASK) {
+			c = script_pick(opts, 0, nopts, (a[3] & 0x7f) % s->n, s->n);
+			if ((a[3] & SCHED_SCRIPT_RELEASE) && opts[c] != s->cur)
+				script_release(s);
+		}
 		else if (kind == DK_MIGRATE)
 			c = s->nr_cpus > 0 ? script_pick(opts, 1, nopts, a[3] % s->nr_cpus, s->nr_cpus) : 0;
 		s->script_arg = a[3];

@@ -82,12 +82,16 @@ int sched_policy_parse(const char *name);
  * terminates.
  */
 enum sched_script_kind {
-	SCHED_SCRIPT_SWITCH,        /* run task arg (or the next candidate after it) */
+	SCHED_SCRIPT_SWITCH,        /* run task arg & 127 (or the next candidate after it); with
+				       bit 7 (SCHED_SCRIPT_RELEASE) the preempted task first gives up
+				       its vCPU where preemptible, as a kernel preemption does: another
+				       task may run there, and it resumes on the first free one */
 	SCHED_SCRIPT_IRQ,           /* raise an interrupt; the handler may read sched_script_arg() */
 	SCHED_SCRIPT_MIGRATE,       /* migrate the running task to vCPU arg (or the next free one) */
 	SCHED_SCRIPT_NR_KINDS       /* a larger kind is taken modulo this */
 };
 #define SCHED_SCRIPT_STEP_BYTES 4
+#define SCHED_SCRIPT_RELEASE    0x80
 /* The argument of the script action taking effect now (an interrupt handler's program); 0 outside. */
 unsigned sched_script_arg(void);
 /*

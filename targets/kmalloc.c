@@ -275,8 +275,8 @@ static void op_roundup(struct mf_ctx *c, struct mf_op *op)
 		mf_fail(c, "C1", "kmalloc_size_roundup(%zu) = %zu", size, r);
 	if (size && size <= KMALLOC_MAX_CACHE_SIZE) {
 		struct kmem_cache *s = kmalloc_slab(c->mm, size);
-		/* No bucket only when one object needs a larger slab than max_order allows. */
-		bool none_ok = !s && r > ((size_t)MM_PAGE_SIZE << mf_config(c)->max_order);
+		/* No bucket only when one object (with any debug metadata) may need a larger slab than max_order allows. */
+		bool none_ok = !s && r >= ((size_t)MM_PAGE_SIZE << mf_config(c)->max_order);
 		if (!none_ok && (!s || kmem_cache_size(s) < size))
 			mf_fail(c, "C1", "kmalloc_slab(%zu) is %s (%u bytes)", size, s ? kmem_cache_name(s) : "NULL",
 				s ? kmem_cache_size(s) : 0);

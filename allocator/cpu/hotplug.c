@@ -12,16 +12,26 @@
  *                  cpuhp registration) runs.  It serialises hotplug
  *                  operations and protects the state table.  Readers
  *                  (cpus_read_lock: drain_all_pages and the like) see a
- *                  stable online mask.  Both sides wait through the wait
- *                  hook; both must be preemptible (they sleep in the kernel).
+ *                  stable online mask.  A sleeping lock, as the kernel's
+ *                  percpu rwsem: both sides must be preemptible, and a
+ *                  side that has to wait gives its vCPUs up meanwhile and
+ *                  takes one back once it has the lock (cpu/vcpu.c,
+ *                  "Sleeping locks") - a writer that waits for readers
+ *                  holds no vCPU they might need, and a reader queued
+ *                  behind a writer holds none that the writer's callbacks
+ *                  might need.
  *
  * Taking a vCPU down
  * ------------------
  *   1. write lock; nothing to do if offline; -EBUSY if it is the last one;
  *   2. mark it dying: its holder leaves at its next preemptible point or
- *      wait (the kernel migrating tasks off it), attachers skip it;
+ *      wait (the kernel migrating tasks off it), attachers skip it; if the
+ *      caller itself woke up on it from the write lock's sleep, it moves
+ *      off now;
  *   3. hold it with the hotplug marker task (waits for the holder to leave,
- *      or fails with -EBUSY in mm_cpu_try_offline());
+ *      or fails with -EBUSY in mm_cpu_try_offline()).  This wait keeps the
+ *      caller's vCPU: the holder leaves without needing it (it migrates to
+ *      another online one, or a free one after a sleep);
  *   4. online = false, drop a pending interrupt (counted), run the dead
  *      callbacks in reverse order while holding it, so they own its per-CPU
  *      data against its users (remote users still need the data's locks);
@@ -40,26 +50,27 @@
 
 #define CPUS_WRITER (1 << 30)
 
-static void might_sleep(const char *what)
+static bool read_trylock(struct mm_smp *smp)
 {
-	struct mm_task *t = get_current();
-	if (MM_DEBUG >= 2 && !__task_preemptible(t))
-		mm_bug(__FILE__, __LINE__, what);
+	int s = atomic_load_explicit(&smp->hotplug, memory_order_relaxed);
+	return !(s & CPUS_WRITER) &&
+	       atomic_compare_exchange_weak_explicit(&smp->hotplug, &s, s + 1,
+						     memory_order_acquire, memory_order_relaxed);
 }
 
-/* cpus_read_lock(): percpu_down_read(&cpu_hotplug_lock), as a spinning rwlock. */
+/* cpus_read_lock(): percpu_down_read(&cpu_hotplug_lock); sleeps (without a vCPU) behind a writer. */
 void cpus_read_lock(struct mm *mm)
 {
 	struct mm_smp *smp = mm_smp(mm);
-	might_sleep("cpus_read_lock() while not preemptible (sleeping function called from invalid context)");
-	for (;;) {
-		int s = atomic_load_explicit(&smp->hotplug, memory_order_relaxed);
-		if (!(s & CPUS_WRITER) &&
-		    atomic_compare_exchange_weak_explicit(&smp->hotplug, &s, s + 1,
-							  memory_order_acquire, memory_order_relaxed))
-			return;
+	might_sleep_msg("cpus_read_lock() while not preemptible (sleeping function called from invalid context)");
+	if (read_trylock(smp))
+		return;
+	struct mm_sleep sl;
+	__mm_sleep_begin(&sl);
+	do
 		__mm_cpu_wait(MM_WAIT_CPUS_LOCK, &smp->hotplug);
-	}
+	while (!read_trylock(smp));
+	__mm_sleep_end(&sl);
 }
 
 void cpus_read_unlock(struct mm *mm)
@@ -69,19 +80,46 @@ void cpus_read_unlock(struct mm *mm)
 	atomic_fetch_sub_explicit(&smp->hotplug, 1, memory_order_release);
 }
 
-/* cpus_write_lock(): claim the writer bit (new readers wait), then wait for the readers to leave. */
+static bool writer_tryclaim(struct mm_smp *smp)
+{
+	int s = atomic_load_explicit(&smp->hotplug, memory_order_relaxed);
+	return !(s & CPUS_WRITER) &&
+	       atomic_compare_exchange_weak_explicit(&smp->hotplug, &s, s | CPUS_WRITER,
+						     memory_order_acquire, memory_order_relaxed);
+}
+
+static bool readers_gone(struct mm_smp *smp)
+{
+	return !(atomic_load_explicit(&smp->hotplug, memory_order_acquire) & ~CPUS_WRITER);
+}
+
+/*
+ * cpus_write_lock(): percpu_down_write() - claim the writer bit (new
+ * readers wait), then wait for the readers to leave; asleep, without a
+ * vCPU, through either wait.
+ */
 static void cpus_write_lock(struct mm_smp *smp)
 {
-	for (;;) {
-		int s = atomic_load_explicit(&smp->hotplug, memory_order_relaxed);
-		if (!(s & CPUS_WRITER) &&
-		    atomic_compare_exchange_weak_explicit(&smp->hotplug, &s, s | CPUS_WRITER,
-							  memory_order_acquire, memory_order_relaxed))
-			break;
-		__mm_cpu_wait(MM_WAIT_CPUS_LOCK, &smp->hotplug);
+	struct mm_sleep sl = { .nr = 0 };
+	bool slept = false;
+
+	if (!writer_tryclaim(smp)) {
+		__mm_sleep_begin(&sl);
+		slept = true;
+		do
+			__mm_cpu_wait(MM_WAIT_CPUS_LOCK, &smp->hotplug);
+		while (!writer_tryclaim(smp));
 	}
-	while (atomic_load_explicit(&smp->hotplug, memory_order_acquire) & ~CPUS_WRITER)
-		__mm_cpu_wait(MM_WAIT_CPUS_LOCK, &smp->hotplug);
+	if (!readers_gone(smp)) {
+		if (!slept)
+			__mm_sleep_begin(&sl);
+		slept = true;
+		do
+			__mm_cpu_wait(MM_WAIT_CPUS_LOCK, &smp->hotplug);
+		while (!readers_gone(smp));
+	}
+	if (slept)
+		__mm_sleep_end(&sl);
 }
 
 static void cpus_write_unlock(struct mm_smp *smp)
@@ -139,7 +177,7 @@ static int cpu_down(struct mm *mm, int cpu, bool wait)
 			return -EPERM;
 		mm_cpu_detach(mm);
 	}
-	might_sleep("mm_cpu_offline() while not preemptible");
+	might_sleep_msg("mm_cpu_offline() while not preemptible");
 	cpus_write_lock(smp);
 	if (!atomic_load_explicit(&c->online, memory_order_relaxed)) {
 		cpus_write_unlock(smp);
@@ -150,6 +188,11 @@ static int cpu_down(struct mm *mm, int cpu, bool wait)
 		return -EBUSY;                  /* the last CPU never goes down */
 	}
 	atomic_store_explicit(&c->dying, true, memory_order_relaxed);
+	if (__mm_task_cpu(t, mm) == cpu) {
+		/* woke up there from the write lock's sleep (not pinned: a pinned
+		 * task goes back to the vCPU it held, and that was not @cpu) */
+		__mm_migrate(mm, t, MM_CPU_ANY);
+	}
 	if (!hotplug_hold(smp, c, wait)) {
 		atomic_store_explicit(&c->dying, false, memory_order_relaxed);
 		cpus_write_unlock(smp);
@@ -185,7 +228,7 @@ int mm_cpu_online(struct mm *mm, int cpu)
 	struct mm_cpu *c = &mm->cpus[cpu];
 	int ret = 0;
 
-	might_sleep("mm_cpu_online() while not preemptible");
+	might_sleep_msg("mm_cpu_online() while not preemptible");
 	cpus_write_lock(smp);
 	if (atomic_load_explicit(&c->online, memory_order_relaxed)) {
 		cpus_write_unlock(smp);

@@ -53,7 +53,7 @@ struct mm_task_held {
 
 struct mm_task {
 	int preempt_count;              /* preempt_disable() depth (the kernel's PREEMPT bits) */
-	int lock_depth;                 /* spinlocks and local locks held (lockdep's held-lock depth) */
+	int lock_depth;                 /* spinlocks, local locks and mutexes held (lockdep's held-lock depth) */
 	int migrate_disable;            /* migrate_disable() depth: no migration, may be preempted */
 	atomic_int irqs_off;            /* 1: local interrupts disabled; one store, signal-visible */
 	atomic_int in_interrupt;        /* hardirq nesting (0 or 1: interrupts do not nest) */
@@ -133,6 +133,20 @@ static __always_inline bool in_interrupt(void) { return __task_in_interrupt(get_
 static __always_inline bool in_hardirq(void) { return __task_in_interrupt(get_current()); }
 static __always_inline bool in_task(void) { return !__task_in_interrupt(get_current()); }
 static __always_inline bool preemptible(void) { return __task_preemptible(get_current()); }
+
+/*
+ * might_sleep_msg(): at MM_DEBUG >= 2, CONFIG_DEBUG_ATOMIC_SLEEP's
+ * "sleeping function called from invalid context": a sleeping lock
+ * (cpus_read_lock, the hotplug lock, a mutex) taken where the task is not
+ * preemptible - a spinlock or local lock held, interrupts off, in an
+ * interrupt.  Below that level such a caller spins on its vCPU instead of
+ * giving it up (cpu/vcpu.c, "Sleeping locks").
+ */
+#define might_sleep_msg(what)                                                  \
+	do {                                                                   \
+		if (MM_DEBUG >= 2 && unlikely(!preemptible()))                 \
+			mm_bug(__FILE__, __LINE__, what);                      \
+	} while (0)
 
 /* preempt_disable(): pins the task to its vCPU until the matching enable. */
 static __always_inline void preempt_disable(void)

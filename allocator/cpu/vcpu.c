@@ -33,7 +33,8 @@
  *                  preemptible point" (the kernel migrating tasks off a CPU
  *                  going down).  Attachers do not take a dying vCPU.
  *   smp->hotplug   cpus_read_lock()/the hotplug write lock (cpu/hotplug.c);
- *                  also protects the cpuhp state table.
+ *                  also protects the cpuhp state table.  A sleeping lock.
+ *   struct mutex   Sleeping locks of the layers (slab_mutex; cpu/mutex.h).
  *   task fields    Only the task itself writes them - on its thread, or in
  *                  a signal handler interrupting it - so they need no lock;
  *                  the ones a signal handler reads are atomics written with
@@ -41,10 +42,36 @@
  *   statistics     Atomic counters, per vCPU to stay off shared lines.
  *
  * Lock order: the hotplug write lock, then vcpu->holder (of the vCPU going
- * down), then whatever the cpuhp callbacks take.  A task waits for a vCPU
- * only while holding no spinlock it could be waited on with: spinning with
- * preemption disabled never leaves the vCPU, so waiting for a vCPU while
- * holding a spinlock can deadlock (document it, do not do it).
+ * down), then whatever the cpuhp callbacks take (slab_mutex, then
+ * spinlocks).  A task waits for a vCPU only while holding no spinlock it
+ * could be waited on with: spinning with preemption disabled never leaves
+ * the vCPU, so waiting for a vCPU while holding a spinlock can deadlock
+ * (document it, do not do it).  Waiting for a vCPU while holding a
+ * sleeping lock is fine: its waiters hold no vCPU (below).
+ *
+ * Sleeping locks
+ * --------------
+ * In the kernel a task that blocks on a sleeping lock (percpu_down_read
+ * in cpus_read_lock(), the hotplug writer, mutex_lock(&slab_mutex))
+ * calls schedule(): its CPU runs other tasks meanwhile, and it wakes up
+ * wherever the scheduler puts it.  The model does the same, in two halves
+ * of a migration (__mm_sleep_begin/__mm_sleep_end around the wait loop):
+ *   1. if the task may sleep - preemptible (no spinlock or local lock,
+ *      irqs on, not in an interrupt) and not already inside a wait - it
+ *      gives up every vCPU it holds (counted as a sleep on each);
+ *   2. it waits through the wait hook until the lock is its own (the
+ *      lock is handed over first, as the kernel's mutex handoff and
+ *      percpu_rwsem wake function do, so it never sleeps twice);
+ *   3. it takes a vCPU back per instance: the one it left if that is free
+ *      (wake-affine), else the first free online one; a migrate-disabled
+ *      task waits for its own (select_fallback_rq() if it went offline
+ *      meanwhile).  Landing elsewhere is a migration, counted as
+ *      __mm_migrate() counts one.
+ * Without this, a waiter kept its vCPU while it waited, and a lock holder
+ * that needed a vCPU (hotplug callbacks freeing pages, a task migrated
+ * inside drain_all_pages()) waited for the waiters: the stressor's three
+ * "known deadlocks".  A task that may not sleep keeps its vCPUs and spins,
+ * as before (might_sleep reports it at MM_DEBUG >= 2).
  *
  * Who may touch per-CPU data, and when
  * ------------------------------------
@@ -67,6 +94,8 @@
  *   in-interrupt           *        1        1       no                 no (deferred: pending)
  *   migrating              0        0        0       (holds no vCPU of this instance
  *                                                    between release and re-acquire)
+ *   sleeping on a lock     0        0        0       (holds no vCPU at all until it
+ *                                                    has the lock)
  * migrate_disable() keeps a preemptible task on its vCPU.  A task suspended
  * in any non-preemptible state (e.g. spinning on a lock) still owns its
  * vCPU: nobody else runs there and nobody migrates onto it.
@@ -257,6 +286,21 @@ void __spin_lock_slowpath(spinlock_t *l)
 	while (!spin_trylock_raw(l));
 }
 
+/* The contended half of mutex_lock(): sleep without a vCPU until the mutex is handed to us. */
+void __mutex_lock_slowpath(struct mutex *m)
+{
+	struct mm_sleep sl;
+#if MM_DEBUG >= 2
+	if (atomic_load_explicit(&m->owner, memory_order_relaxed) == get_current())
+		mm_bug(__FILE__, __LINE__, "mutex recursion (mutex_lock of a mutex this task holds)");
+#endif
+	__mm_sleep_begin(&sl);
+	do
+		__mm_cpu_wait(MM_WAIT_MUTEX, m);
+	while (!__mutex_trylock_raw(m));
+	__mm_sleep_end(&sl);
+}
+
 /* ---------------------------------------------------------------- attach */
 
 /* Take @c if it is free, online and not going down. */
@@ -280,22 +324,28 @@ static bool try_hold(struct mm_cpu *c, struct mm_task *t)
 
 /*
  * Hold vCPU @want of @mm (or, with -1, the first free online one, trying
- * @avoid last), waiting as long as it takes.  The scheduler putting a task
- * on a CPU; the task must hold no vCPU of @mm.
+ * @prefer first and @avoid last), waiting as long as it takes.  With
+ * @fallback, a @want that is offline (or goes offline while we wait) turns
+ * into -1: select_fallback_rq().  The scheduler putting a task on a CPU;
+ * the task must hold no vCPU of @mm.
  */
-static int hold_cpu(struct mm *mm, struct mm_task *t, int want, int avoid)
+static int hold_cpu(struct mm *mm, struct mm_task *t, int want, int prefer, int avoid, bool fallback)
 {
 	struct mm_smp *smp = mm_smp(mm);
 	bool waited = false;
 	int got = -1;
 
 	for (;;) {
+		if (want >= 0 && fallback && !cpu_online(mm, want))
+			want = -1;
 		if (want >= 0) {
 			if (try_hold(&mm->cpus[want], t))
 				got = want;
 		} else {
+			if (prefer >= 0 && prefer != avoid && try_hold(&mm->cpus[prefer], t))
+				got = prefer;
 			for (int i = 0; i < smp->nr_cpus && got < 0; i++)
-				if (i != avoid && try_hold(&mm->cpus[i], t))
+				if (i != avoid && i != prefer && try_hold(&mm->cpus[i], t))
 					got = i;
 			if (got < 0 && avoid >= 0 && try_hold(&mm->cpus[avoid], t))
 				got = avoid;
@@ -323,7 +373,7 @@ int __mm_this_cpu_slow(struct mm *mm)
 		__mm_task_cache_set(t, mm, cpu);
 		return cpu;
 	}
-	return hold_cpu(mm, t, -1, -1);
+	return hold_cpu(mm, t, -1, -1, -1, false);
 }
 
 int mm_this_cpu(struct mm *mm)
@@ -351,7 +401,7 @@ int mm_cpu_attach(struct mm *mm, int cpu)
 		return __mm_migrate(mm, t, cpu);
 	if (t->nr_held >= MM_TASK_MAX_HELD)
 		return -ENOSPC;
-	return hold_cpu(mm, t, cpu, -1);
+	return hold_cpu(mm, t, cpu, -1, -1, false);
 }
 
 int mm_cpu_attach_any(struct mm *mm)
@@ -366,7 +416,7 @@ int mm_cpu_attach_any(struct mm *mm)
 	}
 	if (t->nr_held >= MM_TASK_MAX_HELD)
 		return -ENOSPC;
-	return hold_cpu(mm, t, -1, -1);
+	return hold_cpu(mm, t, -1, -1, -1, false);
 }
 
 /* The task leaves the CPU (schedule() out, nothing to come back to): "scheduling while atomic" if it is not preemptible. */
@@ -402,6 +452,25 @@ const struct mm_task *mm_cpu_holder(struct mm *mm, int cpu)
 /* ---------------------------------------------------------------- migration */
 
 /*
+ * The second half of a migration: the task, which left vCPU @from of @mm,
+ * takes one again (hold_cpu's @want, @prefer, @avoid, falling back to any
+ * online one if @want is offline) and, if it is not @from, that is a
+ * migration: counted on both vCPUs and at point @at.
+ */
+static int migrate_in(struct mm *mm, struct mm_task *t, int from, int want, int prefer, int avoid,
+		      enum mm_pp at)
+{
+	int got = hold_cpu(mm, t, want, prefer, avoid, true);
+	if (got != from) {
+		mm_stat_inc(&mm->cpus[from].stat.migrations_out);
+		mm_stat_inc(&mm->cpus[from].stat.pp_migrate[at]);
+		mm_stat_inc(&mm->cpus[got].stat.migrations_in);
+		t->nr_migrations++;
+	}
+	return got;
+}
+
+/*
  * The scheduler moving a preempted task (Linux's migration at
  * preempt_schedule(): release this CPU, run somewhere else).  Refused
  * unless preemptible and migration is enabled; counted at the point whose
@@ -424,14 +493,49 @@ int __mm_migrate(struct mm *mm, struct mm_task *t, int new_cpu)
 		new_cpu = MM_CPU_ANY;           /* select_fallback_rq(): any online CPU */
 	enum mm_pp at = t->cur_point;
 	drop_cpu(t, mm, cur);
-	int got = hold_cpu(mm, t, new_cpu == MM_CPU_ANY ? -1 : new_cpu, cur);
-	if (got != cur) {
-		mm_stat_inc(&mm->cpus[cur].stat.migrations_out);
-		mm_stat_inc(&mm->cpus[cur].stat.pp_migrate[at]);
-		mm_stat_inc(&mm->cpus[got].stat.migrations_in);
-		t->nr_migrations++;
+	return migrate_in(mm, t, cur, new_cpu == MM_CPU_ANY ? -1 : new_cpu, -1, cur, at);
+}
+
+/* ---------------------------------------------------------------- sleeping */
+
+/* schedule() out of a sleeping lock's wait: give every vCPU up, if the task may sleep ("Sleeping locks"). */
+void __mm_sleep_begin(struct mm_sleep *sl)
+{
+	struct mm_task *t = get_current();
+	sl->nr = 0;
+	if (!t->nr_held || t->in_wait || !__task_preemptible(t))
+		return;                 /* may not sleep: spins on its vCPUs (might_sleep complained) */
+	sl->pinned = t->migrate_disable > 0;
+	sl->at = t->cur_point;
+	sl->cached = atomic_load_explicit(&t->cur_mm, memory_order_relaxed);
+	sl->nr = t->nr_held;
+	for (int i = 0; i < sl->nr; i++)
+		sl->held[i] = t->held[i];
+	for (int i = 0; i < sl->nr; i++) {
+		struct mm *mm = sl->held[i].mm;
+		int cpu = sl->held[i].cpu;
+		mm_stat_inc(&mm->cpus[cpu].stat.sleeps);
+		drop_cpu(t, mm, cpu);
 	}
-	return got;
+}
+
+/* The wakeup: a vCPU back in every instance the task left, the same one if it can (see above). */
+void __mm_sleep_end(struct mm_sleep *sl)
+{
+	struct mm_task *t = get_current();
+	for (int i = 0; i < sl->nr; i++) {
+		struct mm *mm = sl->held[i].mm;
+		int cpu = sl->held[i].cpu;
+		if (__mm_task_cpu(t, mm) >= 0)
+			continue;       /* attached meanwhile (cannot happen from the allocator's waits) */
+		migrate_in(mm, t, cpu, sl->pinned ? cpu : -1, cpu, -1, sl->at);
+	}
+	if (sl->nr && sl->cached) {
+		int cpu = __mm_task_cpu(t, sl->cached);
+		if (cpu >= 0)
+			__mm_task_cache_set(t, sl->cached, cpu);
+	}
+	sl->nr = 0;
 }
 
 int mm_migrate_current(struct mm *mm, int new_cpu)
@@ -545,7 +649,7 @@ bool mm_in_interrupt(void) { return in_interrupt(); }
 #define MM_CPU_COUNTER_SCALARS(X) \
 	X(attaches) X(attach_waits) X(migrations_in) X(migrations_out) X(migrations_refused) \
 	X(irqs_delivered) X(irqs_from_signal) X(irqs_deferred) X(irqs_refused) X(irqs_dropped) \
-	X(offlines) X(onlines)
+	X(offlines) X(onlines) X(sleeps)
 
 static void stats_add(struct mm_cpu_stats *st, struct mm_cpu_counters *c)
 {
@@ -597,10 +701,10 @@ static void print_stats_line(struct mm *mm, int cpu, FILE *f, struct mm_cpu_stat
 		fprintf(f, "total  : ");
 	fprintf(f, "attach %lu (waited %lu) migrate in %lu out %lu refused %lu "
 		"irq %lu (signal %lu) deferred %lu refused %lu dropped %lu "
-		"offline %lu online %lu points %lu\n",
+		"offline %lu online %lu sleeps %lu points %lu\n",
 		st->attaches, st->attach_waits, st->migrations_in, st->migrations_out,
 		st->migrations_refused, st->irqs_delivered, st->irqs_from_signal, st->irqs_deferred,
-		st->irqs_refused, st->irqs_dropped, st->offlines, st->onlines, st->pp_hits);
+		st->irqs_refused, st->irqs_dropped, st->offlines, st->onlines, st->sleeps, st->pp_hits);
 }
 
 /* One line per vCPU, the total, and the points that were reached (torture-test style). */

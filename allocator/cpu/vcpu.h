@@ -3,7 +3,8 @@
  * vcpu.h - the CPU model as the allocator sees it: vCPUs of an instance,
  * smp_processor_id() and the per-CPU accessors, hotplug iteration and
  * cpus_read_lock().  Tasks, preemption and irq flags are in cpu/preempt.h,
- * spinlocks in cpu/spinlock.h, local locks in cpu/local_lock.h; the public
+ * spinlocks in cpu/spinlock.h, local locks in cpu/local_lock.h, the
+ * sleeping mutex in cpu/mutex.h; the public
  * API (attach, hooks, interrupts, hotplug, statistics) in mm/cpu.h.
  * cpu/vcpu.c opens with the essay.
  *
@@ -42,6 +43,7 @@
 #include "cpu/preempt.h"
 #include "cpu/spinlock.h"
 #include "cpu/local_lock.h"
+#include "cpu/mutex.h"
 #include "mm/cpu.h"
 
 /* Event counters of one vCPU (the public struct mm_cpu_stats, as atomics). */
@@ -57,6 +59,7 @@ struct mm_cpu_counters {
 	atomic_ulong irqs_refused;          /* mm_raise_irq() refused */
 	atomic_ulong irqs_dropped;          /* no handler, or pending when it went offline */
 	atomic_ulong offlines, onlines;     /* hotplug transitions */
+	atomic_ulong sleeps;                /* a task gave it up to sleep on a lock */
 	atomic_ulong pp_hit[MM_PP_NR];      /* preemption points reached */
 	atomic_ulong pp_migrate[MM_PP_NR];  /* migrations away from it at each point */
 	atomic_ulong pp_irq[MM_PP_NR];      /* interrupts run at each point */
@@ -169,11 +172,39 @@ static __always_inline int smp_processor_id(struct mm *mm)
 /* Wait once: leave dying vCPUs if preemptible, then the thread's wait hook (or cpu_relax). */
 void __mm_cpu_wait(enum mm_wait_reason why, const void *what);
 
+/*
+ * Sleeping on a lock (cpu/vcpu.c, "Sleeping locks"): the task calls
+ * schedule().  __mm_sleep_begin() gives every vCPU the task holds up if it
+ * may sleep (preemptible, not already inside a wait), __mm_sleep_end()
+ * takes them back - each a migration if it lands elsewhere.  Between them
+ * the caller waits with __mm_cpu_wait() until it has the lock:
+ *
+ *	if (!trylock(l)) {
+ *		struct mm_sleep sl;
+ *		__mm_sleep_begin(&sl);
+ *		do __mm_cpu_wait(MM_WAIT_xxx, l); while (!trylock(l));
+ *		__mm_sleep_end(&sl);
+ *	}
+ *
+ * The lock is taken before the vCPU: the kernel's handoff to the woken
+ * waiter (mutex handoff, percpu_rwsem's wake function), so a woken task
+ * never has to go back to sleep.
+ */
+struct mm_sleep {
+	int nr;                               /* vCPUs given up; 0: none (spins on them, if any) */
+	bool pinned;                          /* migrate_disable(): back to the same vCPUs */
+	enum mm_pp at;                        /* the point being served (statistics), as __mm_migrate */
+	struct mm *cached;                    /* the vCPU cache's instance before */
+	struct mm_task_held held[MM_TASK_MAX_HELD]; /* what was given up, in the task's order */
+};
+void __mm_sleep_begin(struct mm_sleep *sl);
+void __mm_sleep_end(struct mm_sleep *sl);
+
 /* ---------------------------------------------------------------- hotplug */
 
 /* cpus_read_lock(): no vCPU goes on- or offline until the unlock.  Sleeps
- * (waits through the wait hook): callers must be preemptible, and hotplug
- * callbacks must not take it. */
+ * while a hotplug operation runs (without its vCPU, see mm_sleep above):
+ * callers must be preemptible, and hotplug callbacks must not take it. */
 void cpus_read_lock(struct mm *mm);
 void cpus_read_unlock(struct mm *mm);
 

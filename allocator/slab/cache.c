@@ -440,9 +440,9 @@ struct kmem_cache *kmem_cache_create(struct mm *mm, const char *name, unsigned i
 
 	if (!mm || !(st = slub_state(mm)))
 		return NULL;
-	spin_lock(&st->slab_mutex);
+	mutex_lock(&st->slab_mutex);
 	s = __kmem_cache_create(mm, name, size, align, flags, ctor, err, sizeof(err));
-	spin_unlock(&st->slab_mutex);
+	mutex_unlock(&st->slab_mutex);
 	if (!s) {
 		if (flags & SLAB_PANIC) {
 			fprintf(stderr, "mmfuzz: kmem_cache_create(%s) failed: %s\n", name ? name : "(null)", err);
@@ -546,35 +546,35 @@ void kmem_cache_destroy(struct kmem_cache *s)
 	st = slub_state(s->mm);
 	slub_quarantine_drain(s->mm, s);         /* kasan_cache_shutdown() */
 
-	spin_lock(&st->slab_mutex);
+	mutex_lock(&st->slab_mutex);
 	if (!slub_is_cache(st, s) || s->refcount <= 0) {
-		spin_unlock(&st->slab_mutex);
+		mutex_unlock(&st->slab_mutex);
 		mm_report(s->mm, "slub", ~0UL, 0, "kmem_cache_destroy: %p is not a live cache (destroyed twice?)",
 			  (void *)s);
 		return;
 	}
 	s->refcount--;
 	if (s->refcount) {
-		spin_unlock(&st->slab_mutex);
+		mutex_unlock(&st->slab_mutex);
 		return;
 	}
 	/* The remote flush runs without slab_mutex: see "Remote flush" in fastpath.c. */
-	spin_unlock(&st->slab_mutex);
+	mutex_unlock(&st->slab_mutex);
 	err = __kmem_cache_shutdown(s);
-	spin_lock(&st->slab_mutex);
+	mutex_lock(&st->slab_mutex);
 	if (err) {
 		unsigned long nr_slabs, objects = count_remaining(s, &nr_slabs);
 		mm_report(s->mm, "slub", ~0UL, 0,
 			  "kmem_cache_destroy %s: Slab cache still has objects (%lu objects in %lu slabs)",
 			  s->name, objects, nr_slabs);
-		spin_unlock(&st->slab_mutex);
+		mutex_unlock(&st->slab_mutex);
 		return;
 	}
 	list_del(&s->list);
 	for (int i = 0; i <= KMALLOC_SHIFT_HIGH; i++)
 		if (st->kmalloc_caches[i] == s)
 			st->kmalloc_caches[i] = NULL;
-	spin_unlock(&st->slab_mutex);
+	mutex_unlock(&st->slab_mutex);
 	__kmem_cache_release(s);
 }
 
@@ -647,9 +647,9 @@ struct kmem_cache *kmem_cache_next(struct mm *mm, struct kmem_cache *prev)
 
 	if (!st)
 		return NULL;
-	spin_lock(&st->slab_mutex);
+	mutex_lock(&st->slab_mutex);
 	next = prev ? prev->list.next : st->caches.next;
-	spin_unlock(&st->slab_mutex);
+	mutex_unlock(&st->slab_mutex);
 	return next == &st->caches ? NULL : list_entry(next, struct kmem_cache, list);
 }
 

@@ -12,7 +12,7 @@
  * Locking
  * =======
  * Lock order:
- *   1. slab_mutex            (per instance; a spinlock in the model)
+ *   1. slab_mutex            (per instance; struct mutex: sleeps, cpu/mutex.h)
  *   2. node->list_lock       (spinlock, taken with irqs off)
  *   3. cpu_slab->lock        (local_lock_t: irqs off on the holder's vCPU)
  *   4. none: a slab's {freelist, counters} pair is only ever changed by

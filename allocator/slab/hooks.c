@@ -189,9 +189,9 @@ int mm_slub_configure(struct mm *mm, const char *options, char *err, size_t errl
 		snprintf(err, errlen, "no SLUB in this instance");
 		return -22;
 	}
-	spin_lock(&st->slab_mutex);
+	mutex_lock(&st->slab_mutex);
 	ret = slub_apply_options(st, options, err, errlen);
-	spin_unlock(&st->slab_mutex);
+	mutex_unlock(&st->slab_mutex);
 	return ret;
 }
 
@@ -325,7 +325,7 @@ int slab_setup(struct mm *mm, char *err, size_t errlen)
 		return -1;
 	}
 	st->mm = mm;
-	spin_lock_init(&st->slab_mutex);
+	mutex_init(&st->slab_mutex);
 	spin_lock_init(&st->q_lock);
 	INIT_LIST_HEAD(&st->caches);
 	st->fastpath = SLUB_FASTPATH_CMPXCHG;
@@ -389,7 +389,7 @@ void slab_reset(struct mm *mm)
 
 	if (!st)
 		return;
-	spin_lock(&st->slab_mutex);
+	mutex_lock(&st->slab_mutex);
 	list_for_each_safe(pos, tmp, &st->caches) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		if (s->refcount <= 0) {             /* destroyed, kept only for its leaks */
@@ -405,7 +405,7 @@ void slab_reset(struct mm *mm)
 	st->q_head = st->q_tail = NULL;
 	st->q_bytes = 0;
 	spin_unlock(&st->q_lock);
-	spin_unlock(&st->slab_mutex);
+	mutex_unlock(&st->slab_mutex);
 }
 
 /* slub_cpu_dead() (Linux 6.6): a dead vCPU's cpu slab and cpu partial slabs go back.
@@ -417,8 +417,8 @@ void slab_cpu_dead(struct mm *mm, int cpu)
 
 	if (!st || cpu < 0 || (unsigned)cpu >= mm->cfg.nr_cpus)
 		return;
-	spin_lock(&st->slab_mutex);
+	mutex_lock(&st->slab_mutex);
 	list_for_each(pos, &st->caches)
 		__flush_cpu_slab(list_entry(pos, struct kmem_cache, list), cpu);
-	spin_unlock(&st->slab_mutex);
+	mutex_unlock(&st->slab_mutex);
 }

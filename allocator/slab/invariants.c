@@ -466,7 +466,7 @@ bool slab_check(struct mm *mm, int level, struct mm_violation *v)
 
 	if (!st || level < 2)
 		return true;
-	spin_lock(&st->slab_mutex);
+	mutex_lock(&st->slab_mutex);
 	if (!st->check_map)
 		st->check_map = malloc(MAX_OBJS_PER_PAGE + 1);
 	if (level >= 3 && !st->check_owner)
@@ -474,7 +474,7 @@ bool slab_check(struct mm *mm, int level, struct mm_violation *v)
 	x.map = st->check_map;
 	x.owner = level >= 3 ? st->check_owner : NULL;
 	if (!x.map || (level >= 3 && !x.owner)) {
-		spin_unlock(&st->slab_mutex);
+		mutex_unlock(&st->slab_mutex);
 		return true;      /* cannot check without memory; not a violation */
 	}
 	if (x.owner)
@@ -487,6 +487,6 @@ bool slab_check(struct mm *mm, int level, struct mm_violation *v)
 	}
 	if (ok && level >= 3)
 		ok = check_memmap(&x);
-	spin_unlock(&st->slab_mutex);
+	mutex_unlock(&st->slab_mutex);
 	return ok;
 }

@@ -66,7 +66,7 @@ int create_kmalloc_caches(struct mm *mm, char *err, size_t errlen)
 {
 	struct slub_state *st = slub_state(mm);
 
-	spin_lock(&st->slab_mutex);
+	mutex_lock(&st->slab_mutex);
 	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
 		unsigned int size = kmalloc_sizes[i];
 		unsigned int align = (size & (size - 1)) ? 0 : MIN(size, (unsigned int)MM_PAGE_SIZE);
@@ -87,11 +87,11 @@ int create_kmalloc_caches(struct mm *mm, char *err, size_t errlen)
 			continue;
 		}
 		if (!st->kmalloc_caches[i]) {
-			spin_unlock(&st->slab_mutex);
+			mutex_unlock(&st->slab_mutex);
 			return -1;
 		}
 	}
-	spin_unlock(&st->slab_mutex);
+	mutex_unlock(&st->slab_mutex);
 	return 0;
 }
 

@@ -166,7 +166,7 @@ struct slub_debug_block {
 /* The instance's SLUB: mm->slab_state. */
 struct slub_state {
 	struct mm *mm;
-	spinlock_t slab_mutex;                  /* the kernel's slab_mutex: caches, options */
+	struct mutex slab_mutex;                /* the kernel's slab_mutex (a sleeping lock): caches, options */
 	struct list_head caches;                /* every struct kmem_cache, creation order */
 	struct kmem_cache *kmalloc_caches[KMALLOC_SHIFT_HIGH + 1]; /* by kmalloc_index() */
 

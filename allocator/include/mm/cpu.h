@@ -22,7 +22,13 @@
  * implicit task gives back its vCPUs when the thread exits; tasks made with
  * mm_task_create() must detach before mm_task_destroy().  A task that holds
  * a vCPU and blocks outside the allocator (a barrier, a sleep) keeps it:
- * others wait for it, and so does mm_cpu_offline() (detach first).
+ * others wait for it, and so does mm_cpu_offline() (detach first).  Inside
+ * the model, a task that blocks on a sleeping lock (cpus_read_lock(), the
+ * hotplug lock, struct mutex such as slab_mutex) where the kernel could
+ * sleep gives its vCPUs up while it waits, as schedule() does, and takes
+ * them back afterwards: the same one if free, else another (a migration,
+ * counted), and always the same one while migration is disabled - unless
+ * it went offline meanwhile.
  *
  * Conventions: functions returning int give a vCPU number (>= 0) or 0 on
  * success and a negative errno on failure; none of them aborts on bad
@@ -54,6 +60,7 @@ struct mm_task;
 	X(NONE,             "none")              /* outside any point */             \
 	X(PREEMPT_ENABLE,   "preempt_enable")    /* preempt count back to 0 */       \
 	X(SPIN_UNLOCK,      "spin_unlock")       /* spin_unlock*() left the count 0 */ \
+	X(MUTEX_UNLOCK,     "mutex_unlock")      /* mutex_unlock() (slab_mutex), preemptible */ \
 	X(LOCAL_UNLOCK,     "local_unlock")      /* local_unlock*() */               \
 	X(IRQ_RESTORE,      "irq_restore")       /* local_irq_restore/enable enabled irqs */ \
 	X(TID_READ,         "tid_read")          /* SLUB: between reading tid and freelist */ \
@@ -139,14 +146,17 @@ int mm_migrate_current(struct mm *mm, int new_cpu);
 
 /*
  * What a task does while it must wait (a contended spinlock, a busy vCPU,
- * the hotplug lock).  Per OS thread: the deterministic scheduler switches
- * fibers here.  Default (NULL): cpu_relax().
+ * the hotplug lock, a mutex).  Per OS thread: the deterministic scheduler
+ * switches fibers here.  Default (NULL): cpu_relax().  A task waiting for
+ * a sleeping lock (CPUS_LOCK, MUTEX) holds no vCPU during the calls,
+ * unless it waits where the kernel could not sleep.
  */
 enum mm_wait_reason {
 	MM_WAIT_SPIN,                   /* spin_lock on a held lock; @what is the lock */
 	MM_WAIT_VCPU,                   /* attach: the vCPU is held or offline; @what is its struct */
 	MM_WAIT_HOTPLUG,                /* offline: waiting for the holder to leave */
-	MM_WAIT_CPUS_LOCK,              /* cpus_read_lock / the hotplug lock */
+	MM_WAIT_CPUS_LOCK,              /* cpus_read_lock / the hotplug lock; @what is the lock word */
+	MM_WAIT_MUTEX,                  /* mutex_lock on a held mutex (slab_mutex); @what is the mutex */
 };
 typedef void (*mm_wait_fn)(enum mm_wait_reason why, const void *what, void *ctx);
 void mm_set_wait_hook(mm_wait_fn fn, void *ctx);
@@ -224,6 +234,7 @@ struct mm_cpu_stats {
 	unsigned long irqs_refused;             /* mm_raise_irq() refused */
 	unsigned long irqs_dropped;             /* arrived with no handler, or pending at offline */
 	unsigned long offlines, onlines;        /* hotplug transitions */
+	unsigned long sleeps;                   /* a task gave the vCPU up to sleep on a lock */
 	unsigned long pp_hits;                  /* preemption points reached, all ids */
 	unsigned long pp_hit[MM_PP_NR];         /* ... per point id */
 	unsigned long pp_migrate[MM_PP_NR];     /* migrations that happened at the point */

@@ -306,13 +306,25 @@ static bool op_alloc(struct world *w, enum mode m, struct obj *o, unsigned char 
 static void op_bulk(struct world *w, unsigned char tag)
 {
 	if (rnd(2)) {
-		struct page *pages[BULK];
+		static const char guard_cookie[1];
+		struct page *const guard = (struct page *)(uintptr_t)guard_cookie;
+		struct page *pages[BULK + 1];   /* one guard entry past the array */
 		memset(pages, 0, sizeof(pages));
+		pages[BULK] = guard;
 		unsigned long pre = rnd(3);     /* partly populated array */
 		for (unsigned long k = 0; k < pre; k++)
 			pages[k] = alloc_pages(w->mm, GFP_KERNEL, 0);
 		unsigned long n = alloc_pages_bulk_array(w->mm, GFP_KERNEL, BULK, pages);
 		sched_op("bulk_pages", (long)n);
+		/* The contract: never past nr_pages, and the populated count returned. */
+		if (pages[BULK] != guard)
+			sched_fail("alloc_pages_bulk_array wrote past its %d entries", BULK);
+		unsigned long populated = 0;
+		for (unsigned long k = 0; k < BULK; k++)
+			populated += pages[k] != NULL;
+		if (n != populated)
+			sched_fail("alloc_pages_bulk_array returned %lu with %lu of %d entries populated", n, populated,
+				   BULK);
 		unsigned long cnt = 0;
 		for (unsigned long k = 0; k < BULK; k++)
 			if (pages[k]) {

@@ -157,6 +157,7 @@ void policy_begin_run(struct sched *s)
 	const struct sched_opts *o = s->o;
 	s->byte_pos = 0;
 	s->script_arg = 0;
+	s->script_force = 0;
 	for (int i = 0; i < s->n; i++) {
 		s->task[i].label = NULL;
 		s->task[i].mark = 0;
@@ -242,19 +243,26 @@ static unsigned script_pick(const int *opts, unsigned from, unsigned nopts, int 
 }
 
 /*
- * A preemption that frees the vCPU (SCHED_SCRIPT_RELEASE): where the task
- * may sleep (preemptible, migration allowed) it gives its vCPU up, as
- * sched_wait() does; its next per-CPU access attaches to the first free
- * one - the same or another, as a preempted kernel task resumes.
+ * A preemption that frees the vCPU (SCHED_SCRIPT_RELEASE), where the task
+ * may sleep (preemptible, migration allowed, not in an interrupt): the
+ * task sleeps in sched_wait() - it gives its vCPU up, the nested decision
+ * runs task @to (or the next candidate after it), and when it is resumed it
+ * takes a vCPU back (the same if free, else the first free one, waiting
+ * while none is) before it goes on, as a preempted kernel task resumes.
+ * Returns false where the task may not sleep (then a plain switch).
  */
-static void script_release(struct sched *s)
+static bool script_release(struct sched *s, int to)
 {
 	struct mm *mm = s->mm;
-	if (!mm || mm_cpu_current(mm) < 0 || !mm_preemptible() || get_current()->migrate_disable)
-		return;
-	sched_tsan_ignore_end();        /* the CPU model's code, as inject() runs it */
-	mm_cpu_detach(mm);
+	if (!mm || mm_cpu_current(mm) < 0 || !mm_preemptible() || get_current()->migrate_disable ||
+	    mm_in_interrupt())
+		return false;
+	s->script_force = to + 1;
+	sched_tsan_ignore_end();        /* sched_wait() brackets the engine's part itself */
+	sched_wait(&s->script_force);
 	sched_tsan_ignore_begin();
+	s->script_force = 0;
+	return true;
 }
 
 static unsigned script_decide(struct sched *s, enum sched_dkind kind, const int *opts, unsigned nopts)
@@ -265,6 +273,12 @@ static unsigned script_decide(struct sched *s, enum sched_dkind kind, const int 
 		[SCHED_SCRIPT_MIGRATE] = DK_MIGRATE,
 	};
 	const struct sched_opts *o = s->o;
+	if (kind == DK_TASK && s->script_force) {
+		/* The decision inside a releasing preemption's sleep (script_release). */
+		unsigned c = script_pick(opts, 0, nopts, s->script_force - 1, s->n);
+		s->script_force = 0;
+		return c;
+	}
 	if (!o->bytes || s->cur < 0)
 		return 0;               /* the first pick (from main): task 0 */
 	const struct sched_task *t = &s->task[s->cur];
@@ -277,8 +291,9 @@ static unsigned script_decide(struct sched *s, enum sched_dkind kind, const int 
 		unsigned c = 1;         /* DK_IRQ: yes */
 		if (kind == DK_TASK) {
 			c = script_pick(opts, 0, nopts, (a[3] & 0x7f) % s->n, s->n);
-			if ((a[3] & SCHED_SCRIPT_RELEASE) && opts[c] != s->cur)
-				script_release(s);
+			if ((a[3] & SCHED_SCRIPT_RELEASE) && opts[c] != s->cur &&
+			    script_release(s, (a[3] & 0x7f) % s->n))
+				c = 0;  /* it slept and is back: go on */
 		}
 		else if (kind == DK_MIGRATE)
 			c = s->nr_cpus > 0 ? script_pick(opts, 1, nopts, a[3] % s->nr_cpus, s->nr_cpus) : 0;

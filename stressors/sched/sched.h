@@ -83,9 +83,9 @@ int sched_policy_parse(const char *name);
  */
 enum sched_script_kind {
 	SCHED_SCRIPT_SWITCH,        /* run task arg & 127 (or the next candidate after it); with
-				       bit 7 (SCHED_SCRIPT_RELEASE) the preempted task first gives up
-				       its vCPU where preemptible, as a kernel preemption does: another
-				       task may run there, and it resumes on the first free one */
+				       bit 7 (SCHED_SCRIPT_RELEASE), where it may sleep, the task
+				       sleeps in sched_wait(), as a preempted kernel task: its vCPU
+				       is free for others, and it takes one back before going on */
 	SCHED_SCRIPT_IRQ,           /* raise an interrupt; the handler may read sched_script_arg() */
 	SCHED_SCRIPT_MIGRATE,       /* migrate the running task to vCPU arg (or the next free one) */
 	SCHED_SCRIPT_NR_KINDS       /* a larger kind is taken modulo this */

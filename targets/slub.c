@@ -25,6 +25,7 @@
  * Teardown frees everything, destroys the input's caches and shrinks the
  * kmalloc caches, so the instance is back to its initial state.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/configs.h"
@@ -57,16 +58,34 @@ struct cache_slot {
 	struct kmem_cache *s;
 	unsigned int size, align;       /* as asked */
 	unsigned int promise;           /* the alignment objects must have */
-	slab_flags_t flags;
+	slab_flags_t flags;             /* in force (kmem_cache_get_info): asked | slub_debug's */
+	slab_flags_t asked;
 	bool ctor;
+	int hardened;                   /* its freelist hardening: 0, 1, or HARD_UNKNOWN */
+	bool dead;                      /* destroyed with objects left: only frees of those remain */
 };
+#define HARD_UNKNOWN 2
 
+/*
+ * "any" is any of the fast path's own points (TID_READ .. SLAB_CMPXCHG);
+ * the generic ones after it (preempt_enable, spin_unlock, the irqoff fast
+ * path's irq_restore, ...) are where pending interrupts get delivered.
+ */
 static const char *const points[] = { "tid_read", "before_cmpxchg", "after_cmpxchg", "slab_cmpxchg",
-				      "slab_slowpath", "any" };
+				      "slab_slowpath", "any", "preempt_enable", "spin_unlock", "mutex_unlock",
+				      "local_unlock", "irq_restore", "bulk" };
 static const enum mm_pp point_ids[] = { MM_PP_TID_READ, MM_PP_BEFORE_CMPXCHG, MM_PP_AFTER_CMPXCHG,
-					MM_PP_SLAB_CMPXCHG, MM_PP_SLAB_SLOWPATH, MM_PP_NONE };
-static const char *const actions[] = { "irq", "migrate", "irq_migrate" };
-enum { ACT_IRQ, ACT_MIGRATE, ACT_BOTH };
+					MM_PP_SLAB_CMPXCHG, MM_PP_SLAB_SLOWPATH, MM_PP_NONE, MM_PP_PREEMPT_ENABLE,
+					MM_PP_SPIN_UNLOCK, MM_PP_MUTEX_UNLOCK, MM_PP_LOCAL_UNLOCK,
+					MM_PP_IRQ_RESTORE, MM_PP_BULK };
+/*
+ * irq: mm_raise_irq (refused where irqs are off); pending: mark one pending,
+ * as if it arrived masked (it runs at the next point with irqs on); signal:
+ * the stressors' signal entry, mm_irq_from_signal (runs it now or leaves it
+ * pending).
+ */
+static const char *const actions[] = { "irq", "migrate", "irq_migrate", "pending", "signal" };
+enum { ACT_IRQ, ACT_MIGRATE, ACT_BOTH, ACT_PENDING, ACT_SIGNAL };
 static const char *const irq_orders[] = { "lifo", "fifo" };
 static const char *const aligns[] = { "0", "8", "16", "32", "64", "128", "256", "1024" };
 static const unsigned int align_val[] = { 0, 8, 16, 32, 64, 128, 256, 1024 };
@@ -112,6 +131,11 @@ struct slub_state {
 	unsigned long irq_runs, injected;
 	struct mf_alloc *pool[IRQ_POOL];
 	unsigned int npool;
+	bool irq_off;                   /* the handler does nothing (destroy, validate, configure run) */
+	/* SLUB's options as this input left them */
+	bool opts_changed;
+	bool st_hardened;               /* slab_freelist_hardened now */
+	bool st_init_free;              /* init_on_free now */
 };
 
 static struct slub_state ss;
@@ -124,20 +148,43 @@ static void ctor_fn(void *p)
 	memcpy(p, &w, sizeof(w));
 }
 
+/* The first live (not destroyed) cache from idx on. */
 static struct cache_slot *pick_cache(unsigned long idx)
 {
-	if (!ss.ncaches)
-		return NULL;
-	return &ss.caches[idx % ss.ncaches];
+	for (unsigned int k = 0; k < ss.ncaches; k++) {
+		struct cache_slot *cs = &ss.caches[(idx + k) % ss.ncaches];
+		if (!cs->dead)
+			return cs;
+	}
+	return NULL;
 }
 
 static unsigned int slot_of(const struct cache_slot *cs) { return (unsigned int)(cs - ss.caches); }
 
+/* The first online vCPU from @cpu on (the hotplug op may have taken some offline). */
+static int online_from(struct mf_ctx *c, long cpu)
+{
+	for (int k = 0; k < ss.ncpus; k++) {
+		int v = (int)((cpu + k) % ss.ncpus);
+		if (mm_cpu_is_online(c->mm, v))
+			return v;
+	}
+	mf_fail(c, "C1", "no vCPU is online");
+}
+
 static void to_cpu(struct mf_ctx *c, long cpu)
 {
-	int r = mm_cpu_attach(c->mm, (int)(cpu % ss.ncpus));
-	if (r < 0)
-		mf_fail(c, "C1", "mm_cpu_attach(%ld) failed: %d", cpu % ss.ncpus, r);
+	int v = online_from(c, cpu);
+	int r = mm_cpu_attach(c->mm, v);
+	if (r != v)
+		mf_fail(c, "C1", "mm_cpu_attach(%d) of an online vCPU returned %d", v, r);
+}
+
+/* Nothing but the op's expected reports: any other is a false positive of the allocator's checks. */
+static void expect_quiet(struct mf_ctx *c, const char *what)
+{
+	if (mm_nr_reports(c->mm) != c->reports_before)
+		mf_fail(c, "C1", "%s in a correct program reported: %s", what, mm_last_report(c->mm)->msg);
 }
 
 /* Take a fresh object of @cs into the shadow after checking what the API promises. */
@@ -194,7 +241,8 @@ static void irq_handler(struct mm *mm, int cpu, void *ctx)
 	(void)mm;
 	(void)cpu;
 	ss.irq_runs++;
-	if (ss.irq_cache >= ss.ncaches || !ss.caches[ss.irq_cache].s)
+	if (ss.irq_off || c->tearing_down || ss.irq_cache >= ss.ncaches || !ss.caches[ss.irq_cache].s ||
+	    ss.caches[ss.irq_cache].dead)
 		return;
 	struct cache_slot *cs = &ss.caches[ss.irq_cache];
 	for (unsigned int i = 0; i < ss.irq_nalloc && ss.npool < IRQ_POOL && !mf_shadow_full(c->sh); i++) {
@@ -225,8 +273,21 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 	bool done = false;
 	if (ss.action == ACT_IRQ || ss.action == ACT_BOTH)
 		done |= mm_raise_irq(mm);
-	if (ss.action == ACT_MIGRATE || ss.action == ACT_BOTH)
-		done |= mm_migrate_current(mm, ss.mig_cpu % ss.ncpus) >= 0;
+	if (ss.action == ACT_PENDING) {
+		mm_set_irq_pending(mm);
+		done = true;
+	}
+	if (ss.action == ACT_SIGNAL) {
+		mm_irq_from_signal();
+		done = true;
+	}
+	if (ss.action == ACT_MIGRATE || ss.action == ACT_BOTH) {
+		int to = -1;
+		for (int k = 0; k < ss.ncpus && to < 0; k++)
+			if (mm_cpu_is_online(mm, (ss.mig_cpu + k) % ss.ncpus))
+				to = (ss.mig_cpu + k) % ss.ncpus;
+		done |= to >= 0 && mm_migrate_current(mm, to) >= 0;
+	}
 	if (done) {
 		ss.injected++;
 		ss.fires--;
@@ -272,7 +333,10 @@ static void op_create(struct mf_ctx *c, struct mf_op *op)
 	cs->size = size;
 	cs->align = align;
 	cs->flags = flags;
+	cs->asked = flags;
 	cs->ctor = ctor;
+	cs->hardened = ss.st_hardened;
+	cs->dead = false;
 	/* calculate_alignment(): the asked one, at least 8; with SLAB_HWCACHE_ALIGN the cache line's, halved while the object fits twice. */
 	cs->promise = align < 8 ? 8 : align;
 	if (flags & SLAB_HWCACHE_ALIGN) {
@@ -291,6 +355,11 @@ static void op_create(struct mf_ctx *c, struct mf_op *op)
 		mf_fail(c, "C1", "cache %s: align %u, promised %u", name, info.align, cs->promise);
 	if (info.size < size)
 		mf_fail(c, "C1", "cache %s: stride %u below object_size %u", name, info.size, size);
+	/* slub_debug= may have added debug flags, never removed asked ones. */
+	if ((info.flags & flags) != flags)
+		mf_fail(c, "C1", "cache %s: flags %#x lack some of the asked %#x", name, info.flags, flags);
+	cs->flags = info.flags;
+	expect_quiet(c, "kmem_cache_create");
 	op->res[0] = ss.ncaches - 1;
 	op->res[1] = info.size;
 	op->res[2] = info.objects_per_slab;
@@ -336,6 +405,7 @@ static void op_alloc(struct mf_ctx *c, struct mf_op *op)
 	struct mf_alloc *a = take(c, cs, p, zero, K_OBJ);
 	op->res[0] = a->id;
 	op->res[1] = slot_of(cs);
+	expect_quiet(c, "kmem_cache_alloc");
 }
 
 static void op_free(struct mf_ctx *c, struct mf_op *op)
@@ -348,6 +418,7 @@ static void op_free(struct mf_ctx *c, struct mf_op *op)
 	op->res[1] = a->order;
 	to_cpu(c, op->a[1]);
 	free_obj(c, a);
+	expect_quiet(c, "kmem_cache_free");
 }
 
 static void op_touch(struct mf_ctx *c, struct mf_op *op)
@@ -385,6 +456,7 @@ static void op_alloc_bulk(struct mf_ctx *c, struct mf_op *op)
 		take(c, cs, p[i], false, K_OBJ);
 	}
 	op->res[0] = got;
+	expect_quiet(c, "kmem_cache_alloc_bulk");
 }
 
 static void op_free_bulk(struct mf_ctx *c, struct mf_op *op)
@@ -415,6 +487,7 @@ static void op_free_bulk(struct mf_ctx *c, struct mf_op *op)
 		untake(c, mf_shadow_find(c->sh, (uintptr_t)p[j]));
 	kmem_cache_free_bulk(s, n, p);
 	op->res[0] = (long)n;
+	expect_quiet(c, "kmem_cache_free_bulk");
 }
 
 static void op_shrink(struct mf_ctx *c, struct mf_op *op)
@@ -425,6 +498,7 @@ static void op_shrink(struct mf_ctx *c, struct mf_op *op)
 		return;
 	to_cpu(c, op->a[1]);
 	op->res[0] = kmem_cache_shrink(cs->s);
+	expect_quiet(c, "kmem_cache_shrink");
 }
 
 static void op_validate(struct mf_ctx *c, struct mf_op *op)
@@ -433,10 +507,14 @@ static void op_validate(struct mf_ctx *c, struct mf_op *op)
 	op->res[0] = -1;
 	if (!cs)
 		return;
+	/* validate_slab_cache() wants no concurrent user of the cache: no interrupt work meanwhile. */
+	ss.irq_off = true;
 	long e = validate_slab_cache(cs->s);
+	ss.irq_off = false;
 	if (e)
 		mf_fail(c, "C1", "validate_slab_cache(%s) found %ld errors in a correct program: %s",
 			kmem_cache_name(cs->s), e, mm_nr_reports(c->mm) ? mm_last_report(c->mm)->msg : "");
+	expect_quiet(c, "validate_slab_cache");
 	op->res[0] = 0;
 }
 
@@ -450,17 +528,9 @@ static void free_all_of(struct mf_ctx *c, struct cache_slot *cs)
 	}
 }
 
-static void destroy_slot(struct mf_ctx *c, unsigned int slot)
+/* Forget slot @slot (its cache is destroyed and holds no object of ours). */
+static void drop_slot(struct mf_ctx *c, unsigned int slot)
 {
-	struct cache_slot *cs = &ss.caches[slot];
-	bool was = ss.armed;
-	ss.armed = false;
-	free_all_of(c, cs);
-	unsigned long r = mm_nr_reports(c->mm);
-	kmem_cache_destroy(cs->s);
-	if (mm_nr_reports(c->mm) != r)
-		mf_fail(c, "C1", "kmem_cache_destroy of a cache with every object freed reported: %s",
-			mm_last_report(c->mm)->msg);
 	/* Move the last slot into this one (and renumber its objects). */
 	unsigned int last = ss.ncaches - 1;
 	if (slot != last) {
@@ -475,6 +545,24 @@ static void destroy_slot(struct mf_ctx *c, unsigned int slot)
 		ss.irq_cache = MAX_CACHES;
 	memset(&ss.caches[last], 0, sizeof(ss.caches[last]));
 	ss.ncaches--;
+}
+
+static void destroy_slot(struct mf_ctx *c, unsigned int slot)
+{
+	struct cache_slot *cs = &ss.caches[slot];
+	bool was = ss.armed;
+	ss.armed = false;
+	free_all_of(c, cs);
+	if (!cs->dead) {
+		unsigned long r = mm_nr_reports(c->mm);
+		ss.irq_off = true;
+		kmem_cache_destroy(cs->s);
+		ss.irq_off = false;
+		if (mm_nr_reports(c->mm) != r)
+			mf_fail(c, "C1", "kmem_cache_destroy of a cache with every object freed reported: %s",
+				mm_last_report(c->mm)->msg);
+	}
+	drop_slot(c, slot);
 	ss.armed = was;
 }
 
@@ -527,6 +615,14 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 	void *p;
 
 	op->res[0] = -1;
+	/*
+	 * init_on_free zeroes an object in slab_free_hook(), before any check
+	 * (Linux 6.6's order): a second free of it wipes the free pointer of a
+	 * free object, an interior pointer wipes a neighbour - no report can
+	 * undo that.  Only the wrong-cache free (of a valid object) stays.
+	 */
+	if (ss.st_init_free && kind != BAD_WRONG)
+		return;
 #ifdef SLUB_FZ_ASAN
 	op->res[0] = -5;
 	(void)was; (void)a; (void)cs; (void)other; (void)p; (void)kind;
@@ -535,12 +631,13 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 	/* The first live object from idx on in a cache that checks (F), or any cache for double_fresh. */
 	if (kind == BAD_DOUBLE_FRESH) {
 		cs = pick_cache((unsigned long)op->a[1]);
-		if (!cs || (cs->flags & SLAB_DEBUG_FLAGS) || mf_shadow_full(c->sh))
+		/* Only the hardened freelist's naive check catches it (slab_freelist_hardened=0: a real double free). */
+		if (!cs || (cs->flags & SLAB_DEBUG_FLAGS) || cs->hardened != 1 || mf_shadow_full(c->sh))
 			return;
 	} else {
 		for (unsigned int k = 0; k < mf_shadow_count(c->sh) && !a; k++) {
 			struct mf_alloc *x = mf_shadow_pick_kind(c->sh, (unsigned long)op->a[1] + k, 1u << K_OBJ);
-			if (x && (ss.caches[x->order].flags & SLAB_CONSISTENCY_CHECKS))
+			if (x && (ss.caches[x->order].flags & SLAB_CONSISTENCY_CHECKS) && !ss.caches[x->order].dead)
 				a = x;
 		}
 		if (!a)
@@ -551,7 +648,7 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 		if (kind == BAD_WRONG) {
 			for (unsigned int k = 0; k < ss.ncaches && !other; k++) {
 				struct cache_slot *o = &ss.caches[(a->order + 1 + k) % ss.ncaches];
-				if (o != cs && (o->flags & SLAB_CONSISTENCY_CHECKS))
+				if (o != cs && (o->flags & SLAB_CONSISTENCY_CHECKS) && !o->dead)
 					other = o;
 			}
 			if (!other)
@@ -627,6 +724,276 @@ static void note_bad(FILE *f, const struct mf_op *op)
 		fprintf(f, "a%ld in cache %ld: %ld report(s)", op->res[0], op->res[1], op->res[2]);
 }
 
+/*
+ * kmem_cache_destroy() of a cache that still has objects: the kernel's
+ * leak report ("Objects remaining in <cache> on kmem_cache_close()" per
+ * partial slab holding some, then "Slab cache still has objects (N objects
+ * in M slabs)"), and the cache is kept so the objects stay valid: they can
+ * still be freed (op free), nothing else. With again: destroying it a
+ * second time is reported once more ("not a live cache").
+ */
+static void op_destroy_leak(struct mf_ctx *c, struct mf_op *op)
+{
+	struct cache_slot *cs = NULL;
+	unsigned long live = 0;
+	bool was = ss.armed;
+
+	op->res[0] = -1;
+	for (unsigned int k = 0; k < ss.ncaches && !cs; k++) {
+		struct cache_slot *x = &ss.caches[((unsigned long)op->a[0] + k) % ss.ncaches];
+		if (x->dead)
+			continue;
+		for (unsigned int i = 0; i < mf_shadow_count(c->sh); i++)
+			if (c->sh->live[i]->handle == x->s) {
+				cs = x;
+				break;
+			}
+	}
+	if (!cs)
+		return;
+	for (unsigned int i = 0; i < mf_shadow_count(c->sh); i++)
+		live += c->sh->live[i]->handle == cs->s;
+	ss.armed = false;
+	ss.irq_off = true;
+	to_cpu(c, op->a[1]);
+	unsigned long before = mm_nr_reports(c->mm);
+	kmem_cache_destroy(cs->s);
+	unsigned long n = mm_nr_reports(c->mm) - before;
+	const struct mm_report *r = n ? mm_last_report(c->mm) : NULL;
+	const char *tail = r ? strstr(r->msg, "still has objects (") : NULL;
+	unsigned long objs = 0, slabs = 0;
+	if (!tail || sscanf(tail, "still has objects (%lu objects in %lu slabs)", &objs, &slabs) != 2)
+		mf_fail(c, "C1", "kmem_cache_destroy(%s) with %lu objects live: %lu report(s), the last not "
+			"\"Slab cache still has objects (N objects in M slabs)\": %s", kmem_cache_name(cs->s), live, n,
+			r ? r->msg : "(none)");
+	/* One "Objects remaining" per partial slab holding some (full ones are on no list), then the summary. */
+	if (objs != live || slabs < 1 || slabs > live || n < 1 || n > 1 + slabs)
+		mf_fail(c, "C1", "kmem_cache_destroy(%s) with %lu objects live: %lu report(s), \"%lu objects in %lu "
+			"slabs\"", kmem_cache_name(cs->s), live, n, objs, slabs);
+	cs->dead = true;
+	op->res[0] = slot_of(cs);
+	op->res[1] = (long)live;
+	op->res[2] = (long)n;
+	if (op->a[2]) {
+		before = mm_nr_reports(c->mm);
+		kmem_cache_destroy(cs->s);
+		if (mm_nr_reports(c->mm) != before + 1)
+			mf_fail(c, "C1", "kmem_cache_destroy of a destroyed cache: %lu reports, expected 1",
+				mm_nr_reports(c->mm) - before);
+		n++;
+	}
+	op->res[2] = (long)n;
+	c->reports_before = mm_nr_reports(c->mm);
+	ss.irq_off = false;
+	ss.armed = was;
+}
+
+static void note_leak(FILE *f, const struct mf_op *op)
+{
+	if (op->res[0] == -1)
+		fprintf(f, "no cache with live objects");
+	else
+		fprintf(f, "cache %ld: %ld objects left, %ld report(s)", op->res[0], op->res[1], op->res[2]);
+}
+
+/*
+ * SLUB's options (mm_slub_configure, the kernel's boot parameters) mid-run:
+ * layout options reach only the caches that hold no slab (the others keep
+ * theirs, -EBUSY), so every cache's flags are read back afterwards.  bad
+ * puts one invalid option first (nothing applied) or last (the others
+ * applied to SLUB but to no cache: -EINVAL).  Teardown undoes all of it
+ * (slub_restore).
+ */
+static const struct mf_flag dbg_letters[] = {
+	{ "F", 1 }, { "Z", 2 }, { "P", 4 }, { "U", 8 }, { "A", 16 }, { "O", 32 }, { "reset", 64 },
+};
+static const char *const dbg_modes[] = { "keep", "plain", "flags", "two", "off" };
+enum { DBG_KEEP, DBG_PLAIN, DBG_FLAGS, DBG_TWO, DBG_OFF };
+static const char *const dbg_lists[] = { "all", "fz0", "fz1,fz3", "fz*", "kmalloc-*", "fz2,kmalloc-64", "nomatch" };
+static const char *const fastpaths[] = { "keep", "cmpxchg", "locked", "irqoff" };
+static const char *const tri[] = { "keep", "0", "1" };
+static const char *const min_orders[] = { "keep", "0", "1", "2", "3" };
+static const char *const max_orders[] = { "keep", "0", "1", "2", "3", "5" };
+static const char *const min_objs[] = { "keep", "0", "1", "2", "4", "16", "200" };
+static const char *const fails[] = { "keep", "0", "1", "2", "3", "5", "8" };
+static const char *const seeds[] = { "keep", "1", "0x1234abcd", "0" };
+static const char *const bads[] = { "none", "unknown", "flag", "max_order", "min_objects", "bool", "fastpath",
+				    "novalue", "number", "long", "blocks", "list" };
+enum { BAD_NONE, BAD_LONG = 9 };
+#define LIST_TOO_LONG ("slub_debug=F," \
+	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")
+static const char *const bad_text[] = {
+	"", "slub_bogus=1", "slub_debug=FQ", "slub_max_order=99", "slub_min_objects=40000",
+	"slab_freelist_random=maybe", "slub_fastpath=fast", "slub_min_order", "slub_fail_new_slab=12x", "",
+	"slub_debug=F,a;F,b;F,c;F,d;F,e;F,f;F,g;F,h;F,i",
+	LIST_TOO_LONG,
+};
+
+static void dbg_flags_text(char *out, long bits)
+{
+	for (unsigned int i = 0; i < 6; i++)
+		if (bits & (long)dbg_letters[i].bit)
+			*out++ = dbg_letters[i].name[0];
+	if (bits & 64)
+		*out++ = '-';
+	*out = 0;
+}
+
+static void dbg_block(char *out, size_t len, long bits, long list)
+{
+	char f[16];
+	dbg_flags_text(f, bits);
+	if (list)
+		snprintf(out, len, "%s,%s", f, dbg_lists[list]);
+	else
+		snprintf(out, len, "%s", f);
+}
+
+/* The option text of an options op (also what its note prints). */
+struct opt_effect {
+	bool applied;                   /* the tokens reached SLUB (no invalid one before them) */
+	int hardened, init_free;        /* -1: not given */
+};
+
+static size_t options_text(const struct mf_op *op, char *buf, size_t len, struct opt_effect *e)
+{
+	char blk[64], blk2[64];
+	size_t n = 0;
+	bool bad_last = op->a[13] != 0;
+	long bad = op->a[12];
+
+#define OPT(...) do { if (n < len) n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__); } while (0)
+	buf[0] = 0;
+	if (bad != BAD_NONE && bad != BAD_LONG && !bad_last)
+		OPT("%s ", bad_text[bad]);
+	switch (op->a[0]) {
+	case DBG_PLAIN: OPT("slub_debug "); break;
+	case DBG_FLAGS:
+		dbg_block(blk, sizeof(blk), op->a[1], op->a[2]);
+		OPT("slub_debug=%s ", blk);
+		break;
+	case DBG_TWO:
+		dbg_block(blk, sizeof(blk), op->a[1], op->a[2]);
+		dbg_block(blk2, sizeof(blk2), op->a[3], op->a[4]);
+		OPT("slub_debug=%s;%s ", blk, blk2);
+		break;
+	case DBG_OFF: OPT("slub_debug=- "); break;
+	}
+	if (op->a[5])
+		OPT("slub_fastpath=%s ", fastpaths[op->a[5]]);
+	if (op->a[6])
+		OPT("slab_freelist_hardened=%s ", tri[op->a[6]]);
+	if (op->a[7])
+		OPT("slab_freelist_random=%s ", tri[op->a[7]]);
+	if (op->a[8])
+		OPT("init_on_alloc=%s ", tri[op->a[8]]);
+	if (op->a[9])
+		OPT("init_on_free=%s ", tri[op->a[9]]);
+	if (op->a[10])
+		OPT("slub_min_order=%s ", min_orders[op->a[10]]);
+	if (op->a[11])
+		OPT("slub_max_order=%s ", max_orders[op->a[11]]);
+	if (op->a[14])
+		OPT("slub_min_objects=%s ", min_objs[op->a[14]]);
+	if (op->a[15])
+		OPT("slub_fail_new_slab=%s ", fails[op->a[15]]);
+	if (op->a[16])
+		OPT("slub_seed=%s ", seeds[op->a[16]]);
+	if (bad != BAD_NONE && bad != BAD_LONG && bad_last)
+		OPT("%s", bad_text[bad]);
+	if (bad == BAD_LONG)
+		while (n < 600 && n < len)
+			OPT(" slub_seed=1");
+#undef OPT
+	/* What SLUB holds after the call: the tokens apply unless an invalid one before them stopped it. */
+	e->applied = (bad == BAD_NONE || bad_last) && bad != BAD_LONG;
+	e->hardened = op->a[6] ? (int)op->a[6] - 1 : -1;
+	e->init_free = op->a[9] ? (int)op->a[9] - 1 : -1;
+	return n;
+}
+
+static void op_options(struct mf_ctx *c, struct mf_op *op)
+{
+	char buf[1024], err[256];
+	struct opt_effect e;
+	bool empty[MAX_CACHES];
+	bool was = ss.armed;
+
+	options_text(op, buf, sizeof(buf), &e);
+	for (unsigned int i = 0; i < ss.ncaches; i++) {
+		struct kmem_cache_info info;
+		empty[i] = !kmem_cache_get_info(ss.caches[i].s, &info) && info.nr_slabs == 0;
+	}
+	ss.armed = false;
+	ss.irq_off = true;
+	ss.opts_changed = true;
+	err[0] = 0;
+	int r = mm_slub_configure(c->mm, buf, err, sizeof(err));
+	ss.irq_off = false;
+	ss.armed = was;
+	op->res[0] = r;
+	bool bad = op->a[12] != BAD_NONE;
+	if (bad ? r != -22 : (r != 0 && r != -16))
+		mf_fail(c, "C1", "mm_slub_configure(\"%s\") returned %d (%s)", buf, r, err);
+	if (r && !err[0])
+		mf_fail(c, "C1", "mm_slub_configure(\"%s\") returned %d without a message", buf, r);
+	expect_quiet(c, "mm_slub_configure");
+	/* Relayout ran (r != -EINVAL) on every cache without slabs; -EBUSY may also mean one could not take the new options. */
+	if (e.applied && e.hardened >= 0)
+		ss.st_hardened = e.hardened;
+	if (e.applied && e.init_free >= 0)
+		ss.st_init_free = e.init_free;
+	for (unsigned int i = 0; i < ss.ncaches; i++) {
+		struct cache_slot *cs = &ss.caches[i];
+		struct kmem_cache_info info;
+		if (cs->dead || kmem_cache_get_info(cs->s, &info))
+			continue;
+		if (r != -22 && empty[i] && cs->hardened != (int)ss.st_hardened)
+			cs->hardened = r == 0 ? (int)ss.st_hardened : HARD_UNKNOWN;
+		if ((info.flags & cs->asked) != cs->asked ||
+		    info.object_size != cs->size || info.align < cs->promise)
+			mf_fail(c, "C1", "after mm_slub_configure cache %s: flags %#x (were %#x), object_size %u, align %u",
+				kmem_cache_name(cs->s), info.flags, cs->flags, info.object_size, info.align);
+		if (!empty[i] && info.flags != cs->flags)
+			mf_fail(c, "C1", "mm_slub_configure changed the flags of cache %s, which holds slabs: %#x -> %#x",
+				kmem_cache_name(cs->s), cs->flags, info.flags);
+		cs->flags = info.flags;
+	}
+}
+
+static void note_options(FILE *f, const struct mf_op *op)
+{
+	char buf[1024];
+	struct opt_effect e;
+	size_t n = options_text(op, buf, sizeof(buf), &e);
+	fprintf(f, "%ld: \"%.*s%s\"", op->res[0], n > 120 ? 120 : (int)n, buf, n > 120 ? "..." : "");
+}
+
+/* CPU hotplug: a vCPU going dead gives its cpu slabs and cpu partial slabs back (slub_cpu_dead). */
+static void op_hotplug(struct mf_ctx *c, struct mf_op *op)
+{
+	int cpu = (int)(op->a[0] % ss.ncpus);
+	bool was = ss.armed;
+	ss.armed = false;
+	ss.irq_off = true;
+	if (op->a[1]) {
+		op->res[0] = mm_cpu_online(c->mm, cpu);
+		if (op->res[0] || !mm_cpu_is_online(c->mm, cpu))
+			mf_fail(c, "C1", "mm_cpu_online(%d) returned %ld", cpu, op->res[0]);
+	} else {
+		int online = mm_num_online_cpus(c->mm);
+		op->res[0] = mm_cpu_offline(c->mm, cpu);
+		bool last = online == 1 && mm_cpu_is_online(c->mm, cpu);
+		if (last ? op->res[0] != -16 : op->res[0] != 0)
+			mf_fail(c, "C1", "mm_cpu_offline(%d) with %d online returned %ld", cpu, online, op->res[0]);
+		/* Our own vCPU may have been the one: hold an online one again. */
+		to_cpu(c, cpu);
+	}
+	ss.irq_off = false;
+	ss.armed = was;
+	expect_quiet(c, "CPU hotplug");
+}
+
 /* ------------------------------------------------------------ the table */
 
 static const struct mf_opdesc slub_setup = {
@@ -664,6 +1031,20 @@ static const struct mf_opdesc slub_ops[] = {
 	  "cache; double free of the cpu freelist's head on a non-debug one): reported once",
 	  op_bad_free, note_bad,
 	  { MF_A_ENUM("kind", bad_kinds), MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3), MF_A_INT("off", 0, 65535) } },
+	{ "destroy_leak", "kmem_cache_destroy of a cache with live objects: the leak report (their number), the "
+	  "cache kept for their frees; again: destroy it once more (reported)", op_destroy_leak, note_leak,
+	  { MF_A_IDX("cache"), MF_A_INT("cpu", 0, 3), MF_A_BOOL("again") } },
+	{ "options", "mm_slub_configure: slub_debug (keep / plain / flags[,list] / two blocks / off), fast path, "
+	  "hardening, randomisation, init_on_alloc/free, min/max order, min_objects, every Nth new slab failing, "
+	  "seed; bad: one invalid option, first (nothing applied) or last", op_options, note_options,
+	  { MF_A_ENUM("debug", dbg_modes), MF_A_FLAGS("dflags", dbg_letters, NULL), MF_A_ENUM("dlist", dbg_lists),
+	    MF_A_FLAGS("dflags2", dbg_letters, NULL), MF_A_ENUM("dlist2", dbg_lists), MF_A_ENUM("fastpath", fastpaths),
+	    MF_A_ENUM("hardened", tri), MF_A_ENUM("random", tri), MF_A_ENUM("init_alloc", tri),
+	    MF_A_ENUM("init_free", tri), MF_A_ENUM("min_order", min_orders), MF_A_ENUM("max_order", max_orders),
+	    MF_A_ENUM("bad", bads), MF_A_BOOL("bad_last"), MF_A_ENUM("min_objects", min_objs),
+	    MF_A_ENUM("fail_new_slab", fails), MF_A_ENUM("seed", seeds) } },
+	{ "hotplug", "mm_cpu_offline (refused for the last online vCPU) or mm_cpu_online of vCPU cpu", op_hotplug,
+	  note_count, { MF_A_INT("cpu", 0, 3), MF_A_BOOL("online") } },
 };
 
 /* ------------------------------------------------------------ lifecycle */
@@ -673,6 +1054,38 @@ static void slub_config_of(const struct mf_op *setup, struct mm_config *cfg)
 	mf_config_named(cfg, (enum mf_config_kind)setup->a[0], (unsigned int)setup->a[1]);
 }
 
+/*
+ * Options outlive mm_reset() (hooks.c): an input that changed them marks
+ * its instance, and the next input on that instance first puts back the
+ * options an instance is created with (the defaults of hooks.c's
+ * slab_setup(), then MMFUZZ_SLUB).  That runs right after mm_reset(), when
+ * every cache is empty, so every layout is recomputed - from the seed, as
+ * at creation, and the random state is put back to the seed afterwards -
+ * and the input runs exactly as on a fresh instance.
+ */
+#define SLUB_DEFAULTS "slub_debug=- slub_fastpath=cmpxchg slab_freelist_hardened=1 slab_freelist_random=1 " \
+	"init_on_alloc=0 init_on_free=0 slub_min_order=0 slub_max_order=3 slub_min_objects=0 slub_fail_new_slab=0"
+#define SLUB_DEFAULT_SEED "0x5eed"
+static struct mm *dirty[64];
+
+static void slub_restore(struct mf_ctx *c)
+{
+	const char *env = getenv("MMFUZZ_SLUB"), *p;
+	char buf[1024], seed[64], err[256];
+	size_t n = 0;
+
+	snprintf(seed, sizeof(seed), "slub_seed=%s", SLUB_DEFAULT_SEED);
+	for (p = env; p && (p = strstr(p, "slub_seed=")); p++)
+		if (p == env || p[-1] == ' ' || p[-1] == '\t') {
+			n = strcspn(p, " \t\n");
+			snprintf(seed, sizeof(seed), "%.*s", (int)(n < 60 ? n : 60), p);
+		}
+	snprintf(buf, sizeof(buf), "%s %s", SLUB_DEFAULTS, env ? env : "");
+	if (mm_slub_configure(c->mm, seed, err, sizeof(err)) || mm_slub_configure(c->mm, buf, err, sizeof(err)) ||
+	    mm_slub_configure(c->mm, seed, err, sizeof(err)))
+		mf_fail(c, "C1", "putting SLUB's options back after mm_reset() failed: %s", err);
+}
+
 static bool slub_begin(struct mf_ctx *c, const struct mf_op *setup)
 {
 	struct mm_config cfg;
@@ -680,8 +1093,14 @@ static bool slub_begin(struct mf_ctx *c, const struct mf_op *setup)
 	slub_config_of(setup, &cfg);
 	if (!mf_instance(c, &cfg))
 		mf_fail(c, "C1", "mm_create failed for the named config %s", mf_config_names[setup->a[0]]);
+	for (unsigned int i = 0; i < sizeof(dirty) / sizeof(dirty[0]); i++)
+		if (dirty[i] == c->mm) {
+			slub_restore(c);
+			dirty[i] = NULL;
+		}
 	memset(&ss, 0, sizeof(ss));
 	ss.c = c;
+	ss.st_hardened = true;
 	ss.ncpus = (int)cfg.nr_cpus;
 	if (ss.ncpus < 1)
 		ss.ncpus = 1;
@@ -705,8 +1124,24 @@ static void slub_end(struct mf_ctx *c)
 		destroy_slot(c, ss.ncaches - 1);
 	mm_set_sched_hook(c->mm, NULL, NULL);
 	mm_set_irq_handler(c->mm, NULL, NULL);
+	for (int cpu = 0; cpu < ss.ncpus; cpu++)
+		if (!mm_cpu_is_online(c->mm, cpu) && mm_cpu_online(c->mm, cpu))
+			mf_fail(c, "C1", "teardown: mm_cpu_online(%d) failed", cpu);
+	/* A destroyed cache kept for its leaks is among these: its objects are all freed now. */
 	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
 		kmem_cache_shrink(s);
+	if (ss.opts_changed) {
+		unsigned int i, free_i = ~0u;
+		for (i = 0; i < sizeof(dirty) / sizeof(dirty[0]) && dirty[i] != c->mm; i++)
+			if (!dirty[i] && free_i == ~0u)
+				free_i = i;
+		if (i == sizeof(dirty) / sizeof(dirty[0])) {
+			if (free_i == ~0u)
+				mf_fail(c, "C1", "harness: more than %zu instances with changed SLUB options",
+					sizeof(dirty) / sizeof(dirty[0]));
+			dirty[free_i] = c->mm;
+		}
+	}
 }
 
 static const struct mf_target slub_target = {

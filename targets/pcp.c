@@ -21,6 +21,7 @@
  *  - an offline vCPU's lists are empty; attach and hotplug calls return
  *    what cpu.h promises.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "common/configs.h"
@@ -340,6 +341,163 @@ static void op_irq(struct mf_ctx *c, struct mf_op *op)
 		mf_fail(c, "C1", "mm_raise_irq() outside any critical section, with a handler set, was refused");
 }
 
+/*
+ * The CPU model's API corners, single-threaded, each with what cpu.h
+ * promises: detach / attach_any, mm_this_cpu, mm_cpu_holder, migrations to
+ * a bad vCPU, to any, without a vCPU; hotplug of a bad vCPU and the
+ * non-waiting mm_cpu_try_offline; the statistics against what the target
+ * counted; interrupts refused without a vCPU or a handler, through the
+ * signal entry, and one left pending with no handler (dropped).
+ */
+static const char *const api_kinds[] = { "attach_any", "this_cpu", "holder", "migrate_bad", "migrate_any",
+					  "migrate_detached", "hotplug_bad", "try_offline", "stats", "raise_detached",
+					  "signal", "pending_no_handler" };
+enum { API_ATTACH_ANY, API_THIS_CPU, API_HOLDER, API_MIGRATE_BAD, API_MIGRATE_ANY, API_MIGRATE_DETACHED,
+       API_HOTPLUG_BAD, API_TRY_OFFLINE, API_STATS, API_RAISE_DETACHED, API_SIGNAL, API_PENDING_NO_HANDLER };
+
+static void expect_eq(struct mf_ctx *c, const char *what, long got, long want)
+{
+	if (got != want)
+		mf_fail(c, "C1", "%s returned %ld, expected %ld", what, got, want);
+}
+
+static unsigned long irqs_delivered(struct mf_ctx *c, unsigned long *dropped)
+{
+	struct mm_cpu_stats st;
+	if (mm_cpu_get_stats(c->mm, -1, &st))
+		mf_fail(c, "C1", "mm_cpu_get_stats(-1) failed");
+	if (dropped)
+		*dropped = st.irqs_dropped;
+	return st.irqs_delivered;
+}
+
+static void op_cpu_api(struct mf_ctx *c, struct mf_op *op)
+{
+	int n = nr_cpus(c), cur = mm_cpu_current(c->mm), r;
+	unsigned long irqs = ps.irqs, d0, d1;
+
+	op->res[0] = 0;
+	switch (op->a[0]) {
+	case API_ATTACH_ANY:
+		expect_eq(c, "mm_cpu_detach", mm_cpu_detach(c->mm), cur >= 0 ? 0 : -ENOENT);
+		expect_eq(c, "mm_cpu_detach of no vCPU", mm_cpu_detach(c->mm), -ENOENT);
+		expect_eq(c, "mm_cpu_current after detach", mm_cpu_current(c->mm), -1);
+		r = mm_cpu_attach_any(c->mm);
+		if (r < 0 || r >= n || !mm_cpu_is_online(c->mm, r) || mm_cpu_current(c->mm) != r)
+			mf_fail(c, "C1", "mm_cpu_attach_any returned %d (current %d)", r, mm_cpu_current(c->mm));
+		expect_eq(c, "mm_cpu_attach_any when attached", mm_cpu_attach_any(c->mm), r);
+		op->res[0] = r;
+		break;
+	case API_THIS_CPU:
+		r = mm_this_cpu(c->mm);
+		if (r < 0 || (cur >= 0 && r != cur) || mm_cpu_current(c->mm) != r)
+			mf_fail(c, "C1", "mm_this_cpu is %d, mm_cpu_current was %d and is %d", r, cur, mm_cpu_current(c->mm));
+		op->res[0] = r;
+		break;
+	case API_HOLDER:
+		cur = mm_this_cpu(c->mm);
+		for (int cpu = 0; cpu < n; cpu++)
+			if ((mm_cpu_holder(c->mm, cpu) == mm_task_current()) != (cpu == cur) ||
+			    (cpu != cur && mm_cpu_holder(c->mm, cpu)))
+				mf_fail(c, "C1", "mm_cpu_holder(%d) is wrong (the task holds vCPU %d, nobody else any)", cpu, cur);
+		if (mm_cpu_holder(c->mm, n) || mm_cpu_holder(c->mm, -1))
+			mf_fail(c, "C1", "mm_cpu_holder of a bad vCPU is not NULL");
+		if (strcmp(mm_pp_name(MM_PP_SPIN_UNLOCK), "spin_unlock") || strcmp(mm_pp_name(MM_PP_NR), "?"))
+			mf_fail(c, "C1", "mm_pp_name is wrong");
+		break;
+	case API_MIGRATE_BAD:
+		mm_this_cpu(c->mm);
+		expect_eq(c, "mm_migrate_current(nr_cpus)", mm_migrate_current(c->mm, n + (int)op->a[1]), -EINVAL);
+		expect_eq(c, "mm_migrate_current(-2)", mm_migrate_current(c->mm, -2 - (int)op->a[1]), -EINVAL);
+		expect_eq(c, "mm_cpu_attach(nr_cpus)", mm_cpu_attach(c->mm, n + (int)op->a[1]), -EINVAL);
+		break;
+	case API_MIGRATE_ANY:
+		mm_this_cpu(c->mm);
+		r = mm_migrate_current(c->mm, MM_CPU_ANY);
+		if (r < 0 || !mm_cpu_is_online(c->mm, r) || mm_cpu_current(c->mm) != r)
+			mf_fail(c, "C1", "mm_migrate_current(MM_CPU_ANY) returned %d (current %d)", r, mm_cpu_current(c->mm));
+		op->res[0] = r;
+		break;
+	case API_MIGRATE_DETACHED:
+		mm_cpu_detach(c->mm);
+		expect_eq(c, "mm_migrate_current without a vCPU", mm_migrate_current(c->mm, 0), -ENOENT);
+		attach(c, online_cpu(c, op->a[1]));
+		break;
+	case API_HOTPLUG_BAD:
+		expect_eq(c, "mm_cpu_offline(nr_cpus)", mm_cpu_offline(c->mm, n + (int)op->a[1]), -EINVAL);
+		expect_eq(c, "mm_cpu_online(-1)", mm_cpu_online(c->mm, -1 - (int)op->a[1]), -EINVAL);
+		expect_eq(c, "mm_cpu_try_offline(nr_cpus)", mm_cpu_try_offline(c->mm, n), -EINVAL);
+		if (mm_cpu_is_online(c->mm, n) || mm_cpu_is_online(c->mm, -1))
+			mf_fail(c, "C1", "a bad vCPU number is online");
+		break;
+	case API_TRY_OFFLINE: {
+		/* A vCPU nobody holds goes down without waiting (unless it is the last online one). */
+		int cpu = (int)(op->a[1] % n);
+		cur = mm_this_cpu(c->mm);
+		if (cpu == cur)
+			cpu = (cpu + 1) % n;
+		if (cpu == cur)
+			break;
+		bool last = mm_num_online_cpus(c->mm) == 1 && mm_cpu_is_online(c->mm, cpu);
+		r = mm_cpu_try_offline(c->mm, cpu);
+		op->res[0] = r;
+		if (last ? r != -EBUSY : r != 0)
+			mf_fail(c, "C1", "mm_cpu_try_offline(%d) of a vCPU nobody holds returned %d", cpu, r);
+		if (!r && mm_cpu_is_online(c->mm, cpu))
+			mf_fail(c, "C1", "after mm_cpu_try_offline(%d) it is still online", cpu);
+		if (!r && ps.irqs == irqs)
+			expect_empty(c, cpu, "mm_cpu_try_offline");
+		break;
+	}
+	case API_STATS: {
+		struct mm_cpu_stats st, one;
+		unsigned long sum = 0;
+		if (mm_cpu_get_stats(c->mm, -1, &st) || mm_cpu_get_stats(c->mm, n, &one) != -EINVAL)
+			mf_fail(c, "C1", "mm_cpu_get_stats: -1 must work, nr_cpus must be -EINVAL");
+		for (int cpu = 0; cpu < n; cpu++) {
+			if (mm_cpu_get_stats(c->mm, cpu, &one))
+				mf_fail(c, "C1", "mm_cpu_get_stats(%d) failed", cpu);
+			sum += one.irqs_delivered;
+		}
+		/* Every handler run this input is one delivery (mm_reset zeroed the counters). */
+		if (st.irqs_delivered != ps.irqs || sum != ps.irqs)
+			mf_fail(c, "C1", "the vCPUs count %lu (sum %lu) interrupts delivered, the handler ran %lu times",
+				st.irqs_delivered, sum, ps.irqs);
+		op->res[0] = (long)st.irqs_delivered;
+		break;
+	}
+	case API_RAISE_DETACHED:
+		mm_cpu_detach(c->mm);
+		d0 = irqs_delivered(c, NULL);
+		if (mm_raise_irq(c->mm))
+			mf_fail(c, "C1", "mm_raise_irq without a vCPU ran the handler");
+		mm_irq_from_signal();
+		if (ps.irqs != irqs || irqs_delivered(c, NULL) != d0)
+			mf_fail(c, "C1", "an interrupt ran on a task that holds no vCPU");
+		attach(c, online_cpu(c, op->a[1]));
+		break;
+	case API_SIGNAL:
+		mm_this_cpu(c->mm);
+		if (!mm_irq_from_signal() || ps.irqs != irqs + 1)
+			mf_fail(c, "C1", "mm_irq_from_signal with irqs enabled did not run the handler once");
+		break;
+	case API_PENDING_NO_HANDLER:
+		mm_this_cpu(c->mm);
+		mm_set_irq_handler(c->mm, NULL, NULL);
+		if (mm_raise_irq(c->mm))
+			mf_fail(c, "C1", "mm_raise_irq without a handler said it ran");
+		irqs_delivered(c, &d0);
+		mm_set_irq_pending(c->mm);
+		drain_local_pages(c->mm, NULL);      /* its points find the interrupt pending: no handler, dropped */
+		irqs_delivered(c, &d1);
+		mm_set_irq_handler(c->mm, irq_handler, c);
+		if (ps.irqs != irqs)
+			mf_fail(c, "C1", "the handler ran while none was set");
+		op->res[0] = (long)(d1 - d0);
+		break;
+	}
+}
+
 static void note_irq(FILE *f, const struct mf_op *op)
 {
 	fprintf(f, "raised %ld; %ld handler runs so far, %ld pages in its pool", op->res[0], op->res[1], op->res[2]);
@@ -388,6 +546,9 @@ static const struct mf_opdesc pcp_ops[] = {
 	  { MF_A_HEX("plan", 0, 0xffffffffL), MF_A_INT("n", 0, 16), MF_A_HEX("irq", 0, 0xffffffffL),
 	    MF_A_INT("order", 0, 3) } },
 	{ "irq", "mm_raise_irq now (outside any point)", op_irq, note_irq, { MF_A_INT("unused", 0, 0) } },
+	{ "cpu_api", "a corner of the CPU model's API (attach_any, this_cpu, holder, bad and detached migrations, "
+	  "bad hotplug, try_offline, stats, interrupts refused / by signal / pending without a handler)",
+	  op_cpu_api, note_res, { MF_A_ENUM("kind", api_kinds), MF_A_INT("arg", 0, 3) } },
 };
 
 /* ------------------------------------------------------------ lifecycle */

@@ -18,6 +18,7 @@
  *  - none of these reports anything.
  * Teardown frees everything and shrinks every cache.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/configs.h"
@@ -28,6 +29,15 @@
 #include "mm/slab.h"
 
 enum { K_OBJ = 0 };
+
+/* In ASan builds the allocator's KASAN stops the program at a bad free (as the kernel's does). */
+#if defined(__SANITIZE_ADDRESS__)
+#define KMALLOC_FZ_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KMALLOC_FZ_ASAN 1
+#endif
+#endif
 #define MAX_SIZE 70000
 
 static const char *const gfps[] = { "GFP_KERNEL", "GFP_ATOMIC", "GFP_DMA", "GFP_KERNEL_RECLAIMABLE",
@@ -40,6 +50,7 @@ static const char *const sclass[] = { "exact", "pow2", "pow2m1", "pow2p1", "larg
 enum { SC_EXACT, SC_POW2, SC_POW2M1, SC_POW2P1, SC_LARGE };
 
 static int ncpus;
+static bool opts_changed;           /* this input changed SLUB's options */
 static uint8_t saved[MAX_SIZE + 8];
 
 /* The size an op asks for: exact, or around a power of two (the size classes' edges). */
@@ -295,6 +306,305 @@ static void op_shrink(struct mf_ctx *c, struct mf_op *op)
 		kmem_cache_shrink(s);
 }
 
+/* kmalloc_trace(): kmalloc of size bytes from the bucket kmalloc_slab gives; NULL past the bucket's size. */
+static void op_trace(struct mf_ctx *c, struct mf_op *op)
+{
+	size_t size = 1 + (size_t)op->a[0] % KMALLOC_MAX_CACHE_SIZE;
+	gfp_t gfp = gfp_val[op->a[1]];
+	struct kmem_cache *s = kmalloc_slab(c->mm, size);
+
+	op->res[0] = -1;
+	if (!s)
+		return;
+	if (mf_shadow_full(c->sh)) {
+		op->res[0] = -2;
+		return;
+	}
+	to_cpu(c, op->a[2]);
+	if (kmalloc_trace(s, gfp, (size_t)kmem_cache_size(s) + 1) || kmalloc_trace(NULL, gfp, size))
+		mf_fail(c, "C1", "kmalloc_trace past %s's size (or of no cache) returned memory", kmem_cache_name(s));
+	void *p = kmalloc_trace(s, gfp, size);
+	expect_quiet(c, "kmalloc_trace");
+	if (!p) {
+		res_alloc(op, NULL, size, p);
+		return;
+	}
+	if (kmalloc_slab(c->mm, ksize(c->mm, p)) != s && ksize(c->mm, p) <= KMALLOC_MAX_CACHE_SIZE &&
+	    ksize(c->mm, p) != kmem_cache_size(s))
+		mf_fail(c, "C1", "kmalloc_trace(%s, %zu): ksize %zu", kmem_cache_name(s), size, ksize(c->mm, p));
+	res_alloc(op, take(c, p, size, false, "kmalloc_trace"), size, p);
+}
+
+/* krealloc_array(): n * size overflowing gives NULL and leaves the old allocation alone; else krealloc. */
+static void op_krealloc_array(struct mf_ctx *c, struct mf_op *op)
+{
+	struct mf_alloc *a = op->a[4] ? NULL : mf_shadow_pick(c->sh, (unsigned long)op->a[0]);
+	size_t n = (size_t)op->a[1], es = 1 + (size_t)op->a[2];
+	gfp_t gfp = gfp_val[op->a[3]];
+
+	to_cpu(c, op->a[5]);
+	if (op->a[6]) {
+		n = SIZE_MAX / es + 1 + n;
+		if (a)
+			mf_shadow_verify(c, a);
+		void *p = krealloc_array(c->mm, a ? (void *)a->addr : NULL, n, es, gfp);
+		expect_quiet(c, "krealloc_array");
+		if (p)
+			mf_fail(c, "C1", "krealloc_array(%zu, %zu) overflows but returned %p", n, es, p);
+		if (a)
+			mf_shadow_verify(c, a);
+		op->res[0] = -5;
+		return;
+	}
+	if (a || mf_shadow_full(c->sh)) {
+		op->res[0] = -2;
+		return;
+	}
+	void *p = krealloc_array(c->mm, NULL, n, es, gfp);
+	expect_quiet(c, "krealloc_array(NULL)");
+	if (!p && n * es != 0) {
+		res_alloc(op, NULL, n * es, p);
+		return;
+	}
+	res_alloc(op, take(c, p, n * es, false, "krealloc_array(NULL)"), n * es, p);
+}
+
+/*
+ * Bad frees of the kmalloc API (reported once each, nothing freed): an
+ * address outside the instance's memory, an interior pointer of a large
+ * kmalloc, an order-0 page from alloc_pages; krealloc of the same; ksize
+ * of them is 0.  In ASan builds KASAN stops the program at the first, so
+ * the op is skipped there (the gcc replay build checks it).
+ */
+static const char *const bad_kinds[] = { "outside", "interior_large", "page", "krealloc_outside", "krealloc_page",
+					 "ksize" };
+enum { KB_OUTSIDE, KB_INTERIOR, KB_PAGE, KB_KREALLOC_OUTSIDE, KB_KREALLOC_PAGE, KB_KSIZE };
+static uint64_t not_ours[4];
+
+static void op_bad_kfree(struct mf_ctx *c, struct mf_op *op)
+{
+	int kind = (int)op->a[0];
+	struct page *page = NULL;
+	void *p = NULL;
+	unsigned int want = 1;
+
+	op->res[0] = -1;
+#ifdef KMALLOC_FZ_ASAN
+	op->res[0] = -5;
+	(void)kind; (void)page; (void)p; (void)want;
+	return;
+#endif
+	to_cpu(c, op->a[1]);
+	if (kind == KB_INTERIOR) {
+		for (unsigned int k = 0; k < mf_shadow_count(c->sh) && !p; k++) {
+			struct mf_alloc *a = mf_shadow_pick(c->sh, (unsigned long)op->a[2] + k);
+			if (a->aux > KMALLOC_MAX_CACHE_SIZE)
+				p = (char *)a->addr + 8 + (unsigned long)op->a[3] % (a->aux - 8);
+		}
+		if (!p)
+			return;
+	} else if (kind == KB_PAGE || kind == KB_KREALLOC_PAGE) {
+		page = alloc_pages(c->mm, GFP_KERNEL, 0);
+		if (!page) {
+			op->res[0] = -3;
+			return;
+		}
+		p = page_address(c->mm, page);
+	} else {
+		p = &not_ours[1];
+	}
+	unsigned long before = mm_nr_reports(c->mm);
+	switch (kind) {
+	case KB_OUTSIDE:
+	case KB_INTERIOR:
+	case KB_PAGE:
+		kfree(c->mm, p);
+		break;
+	case KB_KREALLOC_OUTSIDE:
+	case KB_KREALLOC_PAGE:
+		if (krealloc(c->mm, p, 1 + (size_t)op->a[3], GFP_KERNEL))
+			mf_fail(c, "C1", "krealloc of %p, not a kmalloc object, returned memory", p);
+		break;
+	case KB_KSIZE:
+		want = 0;
+		if (ksize(c->mm, &not_ours[1]))
+			mf_fail(c, "C1", "ksize of an address outside the instance is not 0");
+		break;
+	}
+	unsigned long n = mm_nr_reports(c->mm) - before;
+	op->res[0] = (long)n;
+	if (n != want)
+		mf_fail(c, "C1", "bad kfree (%s) of %p: %lu reports, expected %u%s%s", bad_kinds[kind], p, n, want,
+			n ? ": last " : "", n ? mm_last_report(c->mm)->msg : "");
+	if (page)
+		__free_pages(c->mm, page, 0);
+	c->reports_before = mm_nr_reports(c->mm);
+}
+
+static void note_bad(FILE *f, const struct mf_op *op)
+{
+	if (op->res[0] == -1)
+		fprintf(f, "no candidate");
+	else if (op->res[0] == -3)
+		fprintf(f, "no page");
+	else if (op->res[0] == -5)
+		fprintf(f, "skipped: KASAN stops at bad frees in ASan builds");
+	else
+		fprintf(f, "%ld report(s)", op->res[0]);
+}
+
+/*
+ * SLUB's options (mm_slub_configure) on the kmalloc caches: slub_debug
+ * (red zones and user tracking add the request-size tracking and the
+ * kmalloc red zone), the fast paths, init_on_alloc/free, orders, failing
+ * new slabs ...  Layout options reach only the buckets that hold no slab
+ * (-EBUSY for the others); every bucket keeps its size.  Teardown puts the
+ * options back (kmalloc_restore).
+ */
+static const struct mf_flag dbg_letters[] = {
+	{ "F", 1 }, { "Z", 2 }, { "P", 4 }, { "U", 8 }, { "A", 16 }, { "O", 32 }, { "reset", 64 },
+};
+static const char *const dbg_modes[] = { "keep", "plain", "flags", "two", "off" };
+enum { DBG_KEEP, DBG_PLAIN, DBG_FLAGS, DBG_TWO, DBG_OFF };
+static const char *const dbg_lists[] = { "all", "kmalloc-64", "kmalloc-8,kmalloc-192", "kmalloc-*", "kmalloc-1*",
+					 "kmalloc-8k,kmalloc-96", "nomatch" };
+static const char *const fastpaths[] = { "keep", "cmpxchg", "locked", "irqoff" };
+static const char *const tri[] = { "keep", "0", "1" };
+static const char *const min_orders[] = { "keep", "0", "1", "2", "3" };
+static const char *const max_orders[] = { "keep", "0", "1", "2", "3", "5" };
+static const char *const min_objs[] = { "keep", "0", "1", "2", "4", "16", "200" };
+static const char *const fails[] = { "keep", "0", "1", "2", "3", "5", "8" };
+static const char *const seeds[] = { "keep", "1", "0x1234abcd", "0" };
+static const char *const bads[] = { "none", "unknown", "flag", "max_order", "min_objects", "bool", "fastpath",
+				    "novalue", "number", "long", "blocks", "list" };
+enum { BAD_NONE, BAD_LONG = 9 };
+#define LIST_TOO_LONG ("slub_debug=F," \
+	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")
+static const char *const bad_text[] = {
+	"", "slub_bogus=1", "slub_debug=FQ", "slub_max_order=99", "slub_min_objects=40000",
+	"slab_freelist_random=maybe", "slub_fastpath=fast", "slub_min_order", "slub_fail_new_slab=12x", "",
+	"slub_debug=F,a;F,b;F,c;F,d;F,e;F,f;F,g;F,h;F,i",
+	LIST_TOO_LONG,
+};
+
+static void dbg_flags_text(char *out, long bits)
+{
+	for (unsigned int i = 0; i < 6; i++)
+		if (bits & (long)dbg_letters[i].bit)
+			*out++ = dbg_letters[i].name[0];
+	if (bits & 64)
+		*out++ = '-';
+	*out = 0;
+}
+
+static void dbg_block(char *out, size_t len, long bits, long list)
+{
+	char f[16];
+	dbg_flags_text(f, bits);
+	if (list)
+		snprintf(out, len, "%s,%s", f, dbg_lists[list]);
+	else
+		snprintf(out, len, "%s", f);
+}
+
+/* The option text of an options op (also what its note prints). */
+struct opt_effect {
+	bool applied;                   /* the tokens reached SLUB (no invalid one before them) */
+	int hardened, init_free;        /* -1: not given */
+};
+
+static size_t options_text(const struct mf_op *op, char *buf, size_t len, struct opt_effect *e)
+{
+	char blk[64], blk2[64];
+	size_t n = 0;
+	bool bad_last = op->a[13] != 0;
+	long bad = op->a[12];
+
+#define OPT(...) do { if (n < len) n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__); } while (0)
+	buf[0] = 0;
+	if (bad != BAD_NONE && bad != BAD_LONG && !bad_last)
+		OPT("%s ", bad_text[bad]);
+	switch (op->a[0]) {
+	case DBG_PLAIN: OPT("slub_debug "); break;
+	case DBG_FLAGS:
+		dbg_block(blk, sizeof(blk), op->a[1], op->a[2]);
+		OPT("slub_debug=%s ", blk);
+		break;
+	case DBG_TWO:
+		dbg_block(blk, sizeof(blk), op->a[1], op->a[2]);
+		dbg_block(blk2, sizeof(blk2), op->a[3], op->a[4]);
+		OPT("slub_debug=%s;%s ", blk, blk2);
+		break;
+	case DBG_OFF: OPT("slub_debug=- "); break;
+	}
+	if (op->a[5])
+		OPT("slub_fastpath=%s ", fastpaths[op->a[5]]);
+	if (op->a[6])
+		OPT("slab_freelist_hardened=%s ", tri[op->a[6]]);
+	if (op->a[7])
+		OPT("slab_freelist_random=%s ", tri[op->a[7]]);
+	if (op->a[8])
+		OPT("init_on_alloc=%s ", tri[op->a[8]]);
+	if (op->a[9])
+		OPT("init_on_free=%s ", tri[op->a[9]]);
+	if (op->a[10])
+		OPT("slub_min_order=%s ", min_orders[op->a[10]]);
+	if (op->a[11])
+		OPT("slub_max_order=%s ", max_orders[op->a[11]]);
+	if (op->a[14])
+		OPT("slub_min_objects=%s ", min_objs[op->a[14]]);
+	if (op->a[15])
+		OPT("slub_fail_new_slab=%s ", fails[op->a[15]]);
+	if (op->a[16])
+		OPT("slub_seed=%s ", seeds[op->a[16]]);
+	if (bad != BAD_NONE && bad != BAD_LONG && bad_last)
+		OPT("%s", bad_text[bad]);
+	if (bad == BAD_LONG)
+		while (n < 600 && n < len)
+			OPT(" slub_seed=1");
+#undef OPT
+	/* What SLUB holds after the call: the tokens apply unless an invalid one before them stopped it. */
+	e->applied = (bad == BAD_NONE || bad_last) && bad != BAD_LONG;
+	e->hardened = op->a[6] ? (int)op->a[6] - 1 : -1;
+	e->init_free = op->a[9] ? (int)op->a[9] - 1 : -1;
+	return n;
+}
+
+static void op_options(struct mf_ctx *c, struct mf_op *op)
+{
+	char buf[1024], err[256];
+	struct opt_effect e;
+	unsigned int size[KMALLOC_SHIFT_HIGH + 2], i = 0;
+
+	options_text(op, buf, sizeof(buf), &e);
+	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s && i < KMALLOC_SHIFT_HIGH + 2;
+	     s = kmem_cache_next(c->mm, s))
+		size[i++] = kmem_cache_size(s);
+	opts_changed = true;
+	err[0] = 0;
+	int r = mm_slub_configure(c->mm, buf, err, sizeof(err));
+	op->res[0] = r;
+	if (op->a[12] ? r != -22 : (r != 0 && r != -16))
+		mf_fail(c, "C1", "mm_slub_configure(\"%s\") returned %d (%s)", buf, r, err);
+	if (r && !err[0])
+		mf_fail(c, "C1", "mm_slub_configure(\"%s\") returned %d without a message", buf, r);
+	expect_quiet(c, "mm_slub_configure");
+	i = 0;
+	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s && i < KMALLOC_SHIFT_HIGH + 2;
+	     s = kmem_cache_next(c->mm, s), i++)
+		if (kmem_cache_size(s) != size[i])
+			mf_fail(c, "C1", "mm_slub_configure changed the object size of %s: %u -> %u", kmem_cache_name(s),
+				size[i], kmem_cache_size(s));
+}
+
+static void note_options(FILE *f, const struct mf_op *op)
+{
+	char buf[1024];
+	struct opt_effect e;
+	size_t n = options_text(op, buf, sizeof(buf), &e);
+	fprintf(f, "%ld: \"%.*s%s\"", op->res[0], n > 120 ? 120 : (int)n, buf, n > 120 ? "..." : "");
+}
+
 /* ------------------------------------------------------------ the table */
 
 static const struct mf_opdesc kmalloc_setup = {
@@ -320,6 +630,24 @@ static const struct mf_opdesc kmalloc_ops[] = {
 	{ "roundup", "kmalloc_size_roundup and kmalloc_slab of size", op_roundup, note_roundup, { SIZE_ARGS } },
 	{ "cpu", "switch the task to vCPU cpu", op_cpu, NULL, { MF_A_INT("cpu", 0, 3) } },
 	{ "shrink", "kmem_cache_shrink of every cache", op_shrink, NULL, { { .name = NULL } } },
+	{ "trace", "kmalloc_trace of 1 + size % 8192 bytes from kmalloc_slab's bucket (past its size: NULL)", op_trace,
+	  note_alloc, { MF_A_INT("size", 0, 8191), MF_A_ENUM("gfp", gfps), MF_A_INT("cpu", 0, 3) } },
+	{ "krealloc_array", "krealloc_array of a live allocation (overflow: n * size overflows, NULL and the "
+	  "allocation untouched) or of NULL", op_krealloc_array, note_alloc,
+	  { MF_A_IDX("idx"), MF_A_INT("n", 0, 64), MF_A_INT("size", 0, 1023), MF_A_ENUM("gfp", gfps),
+	    MF_A_BOOL("null"), MF_A_INT("cpu", 0, 3), MF_A_BOOL("overflow") } },
+	{ "options", "mm_slub_configure: slub_debug (keep / plain / flags[,list] / two blocks / off) on the kmalloc "
+	  "caches, fast path, hardening, randomisation, init_on_alloc/free, min/max order, min_objects, every Nth "
+	  "new slab failing, seed; bad: one invalid option, first (nothing applied) or last", op_options, note_options,
+	  { MF_A_ENUM("debug", dbg_modes), MF_A_FLAGS("dflags", dbg_letters, NULL), MF_A_ENUM("dlist", dbg_lists),
+	    MF_A_FLAGS("dflags2", dbg_letters, NULL), MF_A_ENUM("dlist2", dbg_lists), MF_A_ENUM("fastpath", fastpaths),
+	    MF_A_ENUM("hardened", tri), MF_A_ENUM("random", tri), MF_A_ENUM("init_alloc", tri),
+	    MF_A_ENUM("init_free", tri), MF_A_ENUM("min_order", min_orders), MF_A_ENUM("max_order", max_orders),
+	    MF_A_ENUM("bad", bads), MF_A_BOOL("bad_last"), MF_A_ENUM("min_objects", min_objs),
+	    MF_A_ENUM("fail_new_slab", fails), MF_A_ENUM("seed", seeds) } },
+	{ "bad_kfree", "kfree / krealloc of an address outside the instance, an interior pointer of a large "
+	  "kmalloc, an order-0 page; ksize of a foreign address: reported once (ksize: never)", op_bad_kfree, note_bad,
+	  { MF_A_ENUM("kind", bad_kinds), MF_A_INT("cpu", 0, 3), MF_A_IDX("idx"), MF_A_INT("off", 0, 65535) } },
 };
 
 /* ------------------------------------------------------------ lifecycle */
@@ -329,6 +657,29 @@ static void kmalloc_config_of(const struct mf_op *setup, struct mm_config *cfg)
 	mf_config_named(cfg, (enum mf_config_kind)setup->a[0], (unsigned int)setup->a[1]);
 }
 
+#define SLUB_DEFAULTS "slub_debug=- slub_fastpath=cmpxchg slab_freelist_hardened=1 slab_freelist_random=1 " \
+	"init_on_alloc=0 init_on_free=0 slub_min_order=0 slub_max_order=3 slub_min_objects=0 slub_fail_new_slab=0"
+#define SLUB_DEFAULT_SEED "0x5eed"
+static struct mm *dirty[64];
+
+static void kmalloc_restore(struct mf_ctx *c)
+{
+	const char *env = getenv("MMFUZZ_SLUB"), *p;
+	char buf[1024], seed[64], err[256];
+	size_t n = 0;
+
+	snprintf(seed, sizeof(seed), "slub_seed=%s", SLUB_DEFAULT_SEED);
+	for (p = env; p && (p = strstr(p, "slub_seed=")); p++)
+		if (p == env || p[-1] == ' ' || p[-1] == '\t') {
+			n = strcspn(p, " \t\n");
+			snprintf(seed, sizeof(seed), "%.*s", (int)(n < 60 ? n : 60), p);
+		}
+	snprintf(buf, sizeof(buf), "%s %s", SLUB_DEFAULTS, env ? env : "");
+	if (mm_slub_configure(c->mm, seed, err, sizeof(err)) || mm_slub_configure(c->mm, buf, err, sizeof(err)) ||
+	    mm_slub_configure(c->mm, seed, err, sizeof(err)))
+		mf_fail(c, "C1", "putting SLUB's options back after mm_reset() failed: %s", err);
+}
+
 static bool kmalloc_begin(struct mf_ctx *c, const struct mf_op *setup)
 {
 	struct mm_config cfg;
@@ -336,6 +687,12 @@ static bool kmalloc_begin(struct mf_ctx *c, const struct mf_op *setup)
 	kmalloc_config_of(setup, &cfg);
 	if (!mf_instance(c, &cfg))
 		mf_fail(c, "C1", "mm_create failed for the named config %s", mf_config_names[setup->a[0]]);
+	for (unsigned int i = 0; i < sizeof(dirty) / sizeof(dirty[0]); i++)
+		if (dirty[i] == c->mm) {
+			kmalloc_restore(c);
+			dirty[i] = NULL;
+		}
+	opts_changed = false;
 	ncpus = cfg.nr_cpus > 0 ? (int)cfg.nr_cpus : 1;
 	to_cpu(c, 0);
 	return true;
@@ -352,6 +709,18 @@ static void kmalloc_end(struct mf_ctx *c)
 {
 	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
 		kmem_cache_shrink(s);
+	if (opts_changed) {
+		unsigned int i, free_i = ~0u;
+		for (i = 0; i < sizeof(dirty) / sizeof(dirty[0]) && dirty[i] != c->mm; i++)
+			if (!dirty[i] && free_i == ~0u)
+				free_i = i;
+		if (i == sizeof(dirty) / sizeof(dirty[0])) {
+			if (free_i == ~0u)
+				mf_fail(c, "C1", "harness: more than %zu instances with changed SLUB options",
+					sizeof(dirty) / sizeof(dirty[0]));
+			dirty[free_i] = c->mm;
+		}
+	}
 }
 
 static const struct mf_target kmalloc_target = {

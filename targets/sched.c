@@ -6,9 +6,11 @@
  * (stressors/sched/) over 1-3 vCPUs of one instance.  The input holds the
  * tasks' programs and the schedule: every switch, interrupt and migration
  * is an action of the input's script (the SCHED_SCRIPT policy: "when task
- * t reaches the p-th switch point of its k-th op, preempt it for task u /
- * raise an interrupt running this handler program / migrate it to vCPU
- * c"); every other decision is the default (run on, no interrupt, stay),
+ * t reaches the p-th switch point of its k-th op, preempt it for task u
+ * (keeping its vCPU, or sleeping as a preempted kernel task so another
+ * task may run on that vCPU) / raise an interrupt running this handler
+ * program / migrate it to vCPU c"); every other decision is the default
+ * (run on, no interrupt, stay),
  * so any input is a valid, terminating schedule, and a mutation of one
  * action (or of one op) moves one preemption.
  * Coverage of the allocator's retry and slow-path branches then guides the
@@ -17,9 +19,11 @@
  * The input is an op program of the shared harness (targets/common: the
  * decoder, --print, --encode, --dict, op text seeds): the setup record
  * picks the machine and the number of tasks, each op names its task, and
- * the ops "preempt", "irq" and "migrate" are the script.  The harness runs ops on one thread in order, which is not what
- * this target does: its begin() runs the whole input - the schedule, the
- * checks, the teardown - and returns false, so the harness stops there.
+ * the ops "preempt", "irq" and "migrate" are the script.  The harness
+ * runs ops on one thread in order, which is not what this target does: its
+ * begin() runs the whole input - the schedule, the checks, the teardown -
+ * and returns false, so the harness stops there.  (--c, the C reproducer,
+ * is not supported: a schedule needs the fiber scheduler.)
  *
  * Checked:
  *  - C1 (shadow): every object and page handed out lies in the arena,

@@ -344,6 +344,7 @@ static void op_krealloc_array(struct mf_ctx *c, struct mf_op *op)
 
 	to_cpu(c, op->a[5]);
 	if (op->a[6]) {
+		es++;                   /* at least 2: SIZE_MAX / 1 + 1 would wrap to 0 */
 		n = SIZE_MAX / es + 1 + n;
 		if (a)
 			mf_shadow_verify(c, a);

@@ -994,6 +994,134 @@ static void op_hotplug(struct mf_ctx *c, struct mf_op *op)
 	expect_quiet(c, "CPU hotplug");
 }
 
+/*
+ * slub_debug finding a corruption, as slub_kunit's clobber tests: one byte
+ * of a red zone (left or right) of a live object, or of the red zone or
+ * poison of an object just freed next to a live one (so its slab stays
+ * partial), then validate_slab_cache: "BUG <cache>: ... overwritten" and
+ * "FIX <cache>: Restoring ...", the byte repaired, and a second validate
+ * clean.  A live object's slab may be full and unlisted (no
+ * SLAB_STORE_USER): then nothing is found and the target puts the byte
+ * back itself.  The write bypasses ASan (KASAN keeps those bytes poisoned).
+ */
+static const char *const clobbers[] = { "left_redzone", "right_redzone", "free_redzone", "free_poison" };
+enum { CL_LEFT, CL_RIGHT, CL_FREE_RZ, CL_FREE_POISON };
+
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize("address")))
+#endif
+static unsigned char poke(void *addr, unsigned char v)
+{
+	volatile unsigned char *b = addr;
+	unsigned char old = *b;
+	*b = v;
+	return old;
+}
+
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize("address")))
+#endif
+static unsigned char peek(const void *addr)
+{
+	return *(const volatile unsigned char *)addr;
+}
+
+static void op_clobber(struct mf_ctx *c, struct mf_op *op)
+{
+	int kind = (int)op->a[0];
+	struct mf_alloc *a = NULL;
+	struct cache_slot *cs = NULL;
+	struct kmem_cache_info info;
+	bool was = ss.armed;
+	unsigned char *at = NULL, want;
+	void *q = NULL;
+
+	op->res[0] = -1;
+	for (unsigned int k = 0; k < mf_shadow_count(c->sh) && !a; k++) {
+		struct mf_alloc *x = mf_shadow_pick_kind(c->sh, (unsigned long)op->a[1] + k, 1u << K_OBJ);
+		struct cache_slot *xs = x ? &ss.caches[x->order] : NULL;
+		if (!xs || xs->dead || kmem_cache_get_info(xs->s, &info))
+			continue;
+		if (kind == CL_FREE_POISON ? (info.flags & SLAB_POISON) && !xs->ctor : (info.flags & SLAB_RED_ZONE) != 0)
+			a = x, cs = xs;
+	}
+	if (!a)
+		return;
+	ss.armed = false;
+	ss.irq_off = true;
+	to_cpu(c, op->a[2]);
+	unsigned long off = (unsigned long)op->a[3];
+	if (kind == CL_LEFT || kind == CL_RIGHT) {
+		unsigned char *p = (unsigned char *)a->addr;
+		at = kind == CL_LEFT ? p - info.red_left_pad + off % info.red_left_pad
+				     : p + info.object_size + off % (info.inuse - info.object_size);
+		want = 0xcc;                    /* SLUB_RED_ACTIVE */
+	} else {
+		/* An object freed next to a (live) one: its slab keeps a free object and a live one, so it is partial. */
+		q = kmem_cache_alloc(cs->s, GFP_KERNEL);
+		if (!q || virt_to_page(c->mm, q) != virt_to_page(c->mm, (void *)a->addr)) {
+			if (q)
+				kmem_cache_free(cs->s, q);
+			op->res[0] = q ? -4 : -3;
+			ss.irq_off = false;
+			ss.armed = was;
+			expect_quiet(c, "clobber: alloc and free");
+			return;
+		}
+		if (cs->ctor)
+			ctor_fn(q);
+		kmem_cache_free(cs->s, q);
+		unsigned char *p = q;
+		if (kind == CL_FREE_POISON) {
+			at = p + off % info.object_size;
+			want = at == p + info.object_size - 1 ? 0xa5 : 0x6b;    /* POISON_END, POISON_FREE */
+		} else {
+			at = off & 1 ? p - info.red_left_pad + (off >> 1) % info.red_left_pad
+				     : p + info.object_size + (off >> 1) % (info.inuse - info.object_size);
+			want = 0xbb;            /* SLUB_RED_INACTIVE */
+		}
+	}
+	if (peek(at) != want)
+		mf_fail(c, "S3", "clobber (%s) of cache %s: byte at offset %ld of its object is %#x before the write, "
+			"expected %#x", clobbers[kind], kmem_cache_name(cs->s), (long)(at - (unsigned char *)(q ? q : (void *)a->addr)),
+			peek(at), want);
+	c->reports_before = mm_nr_reports(c->mm);
+	poke(at, 0x12);
+	long e = validate_slab_cache(cs->s);
+	unsigned long n = mm_nr_reports(c->mm) - c->reports_before;
+	op->res[0] = a->id;
+	op->res[1] = slot_of(cs);
+	op->res[2] = e;
+	bool must = q || (info.flags & SLAB_STORE_USER);   /* the slab is partial, or full on the full list */
+	if ((unsigned long)e != n || (e != 2 && (must || e != 0)))
+		mf_fail(c, "S3", "clobber (%s) of one byte in cache %s (flags %#x): validate_slab_cache returned %ld, "
+			"%lu reports; expected 2 (BUG and FIX)%s%s", clobbers[kind], kmem_cache_name(cs->s), info.flags, e,
+			n, n ? ": last " : "", n ? mm_last_report(c->mm)->msg : "");
+	if (e && peek(at) != want)
+		mf_fail(c, "S3", "validate_slab_cache(%s) reported the clobbered byte but left it %#x, not %#x",
+			kmem_cache_name(cs->s), peek(at), want);
+	if (!e)
+		poke(at, want);         /* unlisted full slab: not validate's to see */
+	c->reports_before = mm_nr_reports(c->mm);
+	if ((e = validate_slab_cache(cs->s)) != 0)
+		mf_fail(c, "S3", "after the repair validate_slab_cache(%s) still finds %ld errors: %s",
+			kmem_cache_name(cs->s), e, mm_last_report(c->mm)->msg);
+	ss.irq_off = false;
+	ss.armed = was;
+}
+
+static void note_clobber(FILE *f, const struct mf_op *op)
+{
+	if (op->res[0] == -1)
+		fprintf(f, "no candidate");
+	else if (op->res[0] == -3)
+		fprintf(f, "the allocator said no");
+	else if (op->res[0] == -4)
+		fprintf(f, "the fresh object is on another page");
+	else
+		fprintf(f, "a%ld in cache %ld: %ld report(s)", op->res[0], op->res[1], op->res[2]);
+}
+
 /* ------------------------------------------------------------ the table */
 
 static const struct mf_opdesc slub_setup = {
@@ -1045,6 +1173,9 @@ static const struct mf_opdesc slub_ops[] = {
 	    MF_A_ENUM("fail_new_slab", fails), MF_A_ENUM("seed", seeds) } },
 	{ "hotplug", "mm_cpu_offline (refused for the last online vCPU) or mm_cpu_online of vCPU cpu", op_hotplug,
 	  note_count, { MF_A_INT("cpu", 0, 3), MF_A_BOOL("online") } },
+	{ "clobber", "one byte of a live object's red zone, or of a just freed one's red zone or poison, then "
+	  "validate_slab_cache: reported (BUG and FIX) and repaired", op_clobber, note_clobber,
+	  { MF_A_ENUM("kind", clobbers), MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3), MF_A_INT("off", 0, 65535) } },
 };
 
 /* ------------------------------------------------------------ lifecycle */

@@ -6,7 +6,8 @@
  * Each run resets one instance (mm_reset) and runs T tasks as fibers over
  * M vCPUs doing the mode's allocator ops; objects are filled with a tag
  * and checked before every free, some are handed to other tasks through a
- * spinlock-protected ring (remote frees), pcps are drained now and then,
+ * spinlock-protected ring (remote frees), pcps are drained now and then
+ * and their high/batch changed at runtime (high below batch too),
  * and the policy decides every switch, interrupt (the handler allocates
  * and frees with GFP_ATOMIC) and migration.  After each batch of ops a task
  * runs mm_check level 2; at the end of the run everything is freed, caches
@@ -104,6 +105,7 @@ struct world {
 	const char *selftest;           /* --selftest KIND, or NULL */
 	atomic_long race;               /* --selftest race: the shared counter (read, point, write) */
 	bool irqs, migrations;          /* --no-irq, --no-migrate clear them */
+	bool pcp_updated;               /* a task changed pcp high/batch: back to the boot values before the next run */
 	unsigned irq_permille, migrate_permille; /* chances at an eligible point (default 40 each) */
 };
 
@@ -414,6 +416,15 @@ static int task_fn(void *ctx)
 		} else if (r == 1 && (m == M_SLUB || m == M_KMALLOC)) {
 			kmem_cache_shrink(w->caches[rnd(NCACHES)]);
 			sched_op("shrink", 0);
+		} else if (r == 1) {
+			/* Runtime pcp high/batch (the free stressor's control thread does
+			 * the same): high below batch too, or back to the boot values. */
+			unsigned high = (unsigned)rnd(96), batch = 1 + (unsigned)rnd(31);
+			if (rnd(8) == 0)
+				high = batch = 0;
+			w->pcp_updated = true;
+			mm_pcp_update(w->mm, high, batch);
+			sched_op("pcp_update", (long)high);
 		} else if (r < 4 && ring_pop(w, &o)) {
 			sched_op("remote_free", o.kind);
 			obj_free(w, &o);
@@ -564,6 +575,10 @@ static int world_create(struct world *w)
 static int world_setup(struct world *w, struct sched_task_desc *t)
 {
 	mm_reset(w->mm);
+	if (w->pcp_updated) {
+		mm_pcp_update(w->mm, 0, 0);
+		w->pcp_updated = false;
+	}
 	mm_set_irq_handler(w->mm, irq_handler, w);
 	spin_lock_init(&w->ring_lock);
 	w->head = w->tail = 0;

@@ -306,6 +306,28 @@ static void op_shrink(struct mf_ctx *c, struct mf_op *op)
 		kmem_cache_shrink(s);
 }
 
+/* kfree_bulk(): up to n live allocations from idx on (large ones too), with NULL / ZERO_SIZE_PTR holes. */
+static void op_free_bulk(struct mf_ctx *c, struct mf_op *op)
+{
+	void *p[64];
+	size_t n = 0;
+	unsigned long holes = (unsigned long)op->a[3];
+
+	to_cpu(c, op->a[2]);
+	for (unsigned long k = 0; k < (unsigned long)op->a[0] && mf_shadow_count(c->sh) && n < 62; k++) {
+		struct mf_alloc *a = mf_shadow_pick(c->sh, (unsigned long)op->a[1] + k);
+		if (holes >> (k % 32) & 1)
+			p[n++] = k & 1 ? ZERO_SIZE_PTR : NULL;
+		p[n++] = (void *)a->addr;
+		mf_shadow_remove(c, a);
+	}
+	kfree_bulk(c->mm, n, p);
+	expect_quiet(c, "kfree_bulk");
+	op->res[0] = (long)n;
+}
+
+static void note_n(FILE *f, const struct mf_op *op) { fprintf(f, "%ld entries", op->res[0]); }
+
 /* kmalloc_trace(): kmalloc of size bytes from the bucket kmalloc_slab gives; NULL past the bucket's size. */
 static void op_trace(struct mf_ctx *c, struct mf_op *op)
 {
@@ -649,6 +671,9 @@ static const struct mf_opdesc kmalloc_ops[] = {
 	{ "bad_kfree", "kfree / krealloc of an address outside the instance, an interior pointer of a large "
 	  "kmalloc, an order-0 page; ksize of a foreign address: reported once (ksize: never)", op_bad_kfree, note_bad,
 	  { MF_A_ENUM("kind", bad_kinds), MF_A_INT("cpu", 0, 3), MF_A_IDX("idx"), MF_A_INT("off", 0, 65535) } },
+	{ "free_bulk", "kfree_bulk of up to n live allocations from idx on, with NULL / ZERO_SIZE_PTR entries "
+	  "where holes has bits", op_free_bulk, note_n,
+	  { MF_A_INT("n", 1, 32), MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3), MF_A_HEX("holes", 0, 0xffffffffL) } },
 };
 
 /* ------------------------------------------------------------ lifecycle */

@@ -1122,6 +1122,91 @@ static void note_clobber(FILE *f, const struct mf_op *op)
 		fprintf(f, "a%ld in cache %ld: %ld report(s)", op->res[0], op->res[1], op->res[2]);
 }
 
+/* kmem_cache_create's refusals: NULL, no report, no cache left behind. */
+static const char *const bad_creates[] = { "no_name", "empty_name", "size0", "too_big", "align_not_pow2",
+					   "align_over_page", "unknown_flag" };
+
+static void op_create_bad(struct mf_ctx *c, struct mf_op *op)
+{
+	const char *name = "fzbad";
+	unsigned int size = 8 + (unsigned int)op->a[1], align = 0;
+	slab_flags_t flags = 0;
+	unsigned int before = 0, after = 0;
+
+	switch (op->a[0]) {
+	case 0: name = NULL; break;
+	case 1: name = ""; break;
+	case 2: size = 0; break;
+	case 3: size = (unsigned int)(MM_PAGE_SIZE << mf_config(c)->max_order) + 1 + (unsigned int)op->a[1]; break;
+	case 4: align = 24 + 16 * (unsigned int)(op->a[1] % 8); break;     /* never a power of two */
+	case 5: align = (unsigned int)MM_PAGE_SIZE << (1 + op->a[1] % 3); break;
+	case 6: flags = 0x00000001U << (op->a[1] % 2 ? 1 : 27); break;       /* bits slab.h does not know */
+	}
+	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
+		before++;
+	struct kmem_cache *s = kmem_cache_create(c->mm, name, size, align, flags, NULL);
+	if (s)
+		mf_fail(c, "C1", "kmem_cache_create(%s, size %u, align %u, flags %#x) should have failed",
+			name ? name : "NULL", size, align, flags);
+	for (struct kmem_cache *x = kmem_cache_next(c->mm, NULL); x; x = kmem_cache_next(c->mm, x))
+		after++;
+	if (after != before)
+		mf_fail(c, "C1", "a failed kmem_cache_create left a cache behind (%u caches, were %u)", after, before);
+	expect_quiet(c, "a refused kmem_cache_create");
+	op->res[0] = 0;
+}
+
+/*
+ * Introspection against the shadow: kmem_cache_get_info's counts, the
+ * statistics (allocations at least the objects live), /proc/slabinfo's
+ * line of each cache (active objects at least the live ones).
+ */
+static void op_introspect(struct mf_ctx *c, struct mf_op *op)
+{
+	struct cache_slot *cs = pick_cache((unsigned long)op->a[0]);
+	struct kmem_cache_info info;
+	unsigned long st[NR_SLUB_STAT_ITEMS];
+	unsigned long live = 0;
+
+	op->res[0] = -1;
+	if (!cs)
+		return;
+	for (unsigned int i = 0; i < mf_shadow_count(c->sh); i++)
+		live += c->sh->live[i]->handle == cs->s;
+	if (kmem_cache_get_info(cs->s, &info) || kmem_cache_get_info(NULL, &info) != -22)
+		mf_fail(c, "C1", "kmem_cache_get_info: a live cache must work, NULL must be -EINVAL");
+	kmem_cache_get_info(cs->s, &info);
+	if (info.nr_objects < live ||
+	    (info.nr_live >= 0 && (unsigned long)info.nr_live != live) || info.nr_partial > info.nr_slabs ||
+	    kmem_cache_size(cs->s) != cs->size || kmem_cache_mm(cs->s) != c->mm || strcmp(info.name, kmem_cache_name(cs->s)))
+		mf_fail(c, "C1", "kmem_cache_get_info(%s): %lu objects in %lu slabs (%lu partial), %ld live; the shadow has "
+			"%lu live", info.name, info.nr_objects, info.nr_slabs, info.nr_partial, info.nr_live, live);
+	if (kmem_cache_get_stats(cs->s, st)) {
+		if (st[ALLOC_FASTPATH] + st[ALLOC_SLOWPATH] < live)
+			mf_fail(c, "C1", "%s: %lu + %lu allocations counted, %lu objects live", info.name,
+				st[ALLOC_FASTPATH], st[ALLOC_SLOWPATH], live);
+	}
+	if (strcmp(slub_stat_name(ALLOC_FASTPATH), "alloc_fastpath") || strcmp(slub_stat_name(NR_SLUB_STAT_ITEMS), "?"))
+		mf_fail(c, "C1", "slub_stat_name is wrong: %s", slub_stat_name(ALLOC_FASTPATH));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	mm_dump_slabinfo(c->mm, f);
+	fclose(f);
+	char key[40];
+	snprintf(key, sizeof(key), "\n%s ", info.name);
+	const char *line = strstr(buf, key);
+	unsigned long active = 0, total = 0;
+	if (!line || sscanf(line + strlen(key), "%lu %lu", &active, &total) != 2 || active < live ||
+	    total != info.nr_objects || strncmp(buf, "slabinfo - version: 2.1\n", 24))
+		mf_fail(c, "C1", "slabinfo of %s: %lu active of %lu objects, %lu live, %lu in the cache", info.name, active,
+			total, live, info.nr_objects);
+	free(buf);
+	op->res[0] = (long)active;
+}
+
 /* ------------------------------------------------------------ the table */
 
 static const struct mf_opdesc slub_setup = {
@@ -1176,6 +1261,11 @@ static const struct mf_opdesc slub_ops[] = {
 	{ "clobber", "one byte of a live object's red zone, or of a just freed one's red zone or poison, then "
 	  "validate_slab_cache: reported (BUG and FIX) and repaired", op_clobber, note_clobber,
 	  { MF_A_ENUM("kind", clobbers), MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3), MF_A_INT("off", 0, 65535) } },
+	{ "create_bad", "kmem_cache_create that must fail (no name, empty name, size 0, too big, align not a power "
+	  "of two, align over a page, unknown flags): NULL, nothing reported, no cache added", op_create_bad, note_count,
+	  { MF_A_ENUM("kind", bad_creates), MF_A_INT("arg", 0, 255) } },
+	{ "introspect", "kmem_cache_get_info, the statistics and /proc/slabinfo against the shadow", op_introspect,
+	  note_count, { MF_A_IDX("cache") } },
 };
 
 /* ------------------------------------------------------------ lifecycle */

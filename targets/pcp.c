@@ -35,6 +35,7 @@
 enum { K_PAGES = MF_K_PAGES, K_IRQ };   /* the task's pages, the interrupt handler's pool */
 
 #define IRQ_POOL_MAX 16
+#define MF_MAX_HP 64      /* instances with the target's hotplug state */
 
 static const char *const pcp_configs[] = { "micro", "tiny", "default", "holes", "unaligned" };
 static const enum mf_config_kind pcp_config_kind[] = { MF_CFG_MICRO, MF_CFG_TINY, MF_CFG_DEFAULT,
@@ -498,6 +499,88 @@ static void op_cpu_api(struct mf_ctx *c, struct mf_op *op)
 	}
 }
 
+/*
+ * A CPU hotplug state of the target's own (registered once per instance,
+ * after the allocator's): its online callback fails on demand, which must
+ * roll the bring-up back - the vCPU stays offline, the callbacks before it
+ * undone - and its dead callback runs exactly once per vCPU going down.
+ */
+static struct { struct mm *mm; int id; } hp_reg[MF_MAX_HP];
+static bool hp_fail;
+static unsigned long hp_online_calls, hp_dead_calls;
+
+static int hp_online(struct mm *mm, unsigned int cpu)
+{
+	(void)mm;
+	(void)cpu;
+	hp_online_calls++;
+	return hp_fail ? -EIO : 0;
+}
+
+static int hp_dead(struct mm *mm, unsigned int cpu)
+{
+	(void)mm;
+	(void)cpu;
+	hp_dead_calls++;
+	return 0;
+}
+
+static void hp_register(struct mf_ctx *c)
+{
+	unsigned int i;
+	for (i = 0; i < MF_MAX_HP && hp_reg[i].mm; i++)
+		if (hp_reg[i].mm == c->mm)
+			return;
+	if (i == MF_MAX_HP)
+		return;                 /* more instances than slots: this one goes without (the op then skips) */
+	if (mm_cpuhp_register(c->mm, NULL, hp_online, hp_dead) != -EINVAL)
+		mf_fail(c, "C1", "mm_cpuhp_register without a name must be -EINVAL");
+	int id = mm_cpuhp_register(c->mm, "mmfuzz/pcp:test", hp_online, hp_dead);
+	if (id < 0)
+		mf_fail(c, "C1", "mm_cpuhp_register failed: %d", id);
+	mm_cpuhp_remove(c->mm, -1);         /* no such state: nothing happens */
+	mm_cpuhp_remove(c->mm, 1000);
+	hp_reg[i].mm = c->mm;
+	hp_reg[i].id = id;
+}
+
+static void op_cpuhp(struct mf_ctx *c, struct mf_op *op)
+{
+	int n = nr_cpus(c), cur = mm_this_cpu(c->mm);
+	int cpu = (int)(op->a[0] % n);
+	unsigned int i;
+
+	op->res[0] = -100;
+	for (i = 0; i < MF_MAX_HP && hp_reg[i].mm != c->mm; i++)
+		;
+	if (i == MF_MAX_HP)
+		return;
+	if (cpu == cur)
+		cpu = (cpu + 1) % n;
+	if (cpu == cur)
+		return;
+	bool was = mm_cpu_is_online(c->mm, cpu);
+	unsigned long dead0 = hp_dead_calls, on0 = hp_online_calls, irqs = ps.irqs;
+	int r = mm_cpu_offline(c->mm, cpu);
+	if (r || hp_dead_calls != dead0 + (was ? 1 : 0))
+		mf_fail(c, "C1", "mm_cpu_offline(%d) returned %d; the dead callback ran %lu times", cpu, r,
+			hp_dead_calls - dead0);
+	if (ps.irqs == irqs)
+		expect_empty(c, cpu, "mm_cpu_offline");
+	hp_fail = op->a[1] != 0;
+	r = mm_cpu_online(c->mm, cpu);
+	hp_fail = false;
+	op->res[0] = r;
+	op->res[1] = cpu;
+	if (hp_online_calls != on0 + 1)
+		mf_fail(c, "C1", "bringing vCPU %d up ran the online callback %lu times", cpu, hp_online_calls - on0);
+	if (op->a[1] ? r != -EIO || mm_cpu_is_online(c->mm, cpu) : r != 0 || !mm_cpu_is_online(c->mm, cpu))
+		mf_fail(c, "C1", "mm_cpu_online(%d) with a%s online callback returned %d (online %d)", cpu,
+			op->a[1] ? " failing" : "n", r, mm_cpu_is_online(c->mm, cpu));
+	if (hp_dead_calls != dead0 + (was ? 1 : 0))
+		mf_fail(c, "C1", "a failed bring-up ran the dead callback of the state that failed");
+}
+
 static void note_irq(FILE *f, const struct mf_op *op)
 {
 	fprintf(f, "raised %ld; %ld handler runs so far, %ld pages in its pool", op->res[0], op->res[1], op->res[2]);
@@ -549,6 +632,9 @@ static const struct mf_opdesc pcp_ops[] = {
 	{ "cpu_api", "a corner of the CPU model's API (attach_any, this_cpu, holder, bad and detached migrations, "
 	  "bad hotplug, try_offline, stats, interrupts refused / by signal / pending without a handler)",
 	  op_cpu_api, note_res, { MF_A_ENUM("kind", api_kinds), MF_A_INT("arg", 0, 3) } },
+	{ "cpuhp", "offline vCPU cpu (not the task's), then online it with the target's hotplug state's online "
+	  "callback failing or not: a failure rolls back and leaves it offline", op_cpuhp, note_res,
+	  { MF_A_INT("cpu", 0, 3), MF_A_BOOL("fail") } },
 };
 
 /* ------------------------------------------------------------ lifecycle */
@@ -572,6 +658,7 @@ static bool pcp_begin(struct mf_ctx *c, const struct mf_op *setup)
 	ps.c = c;
 	mm_set_irq_handler(c->mm, irq_handler, c);
 	mm_set_sched_hook(c->mm, sched_hook, c);
+	hp_register(c);
 	return true;
 }
 

@@ -818,7 +818,7 @@ static const char *const min_objs[] = { "keep", "0", "1", "2", "4", "16", "200" 
 static const char *const fails[] = { "keep", "0", "1", "2", "3", "5", "8" };
 static const char *const seeds[] = { "keep", "1", "0x1234abcd", "0" };
 static const char *const bads[] = { "none", "unknown", "flag", "max_order", "min_objects", "bool", "fastpath",
-				    "novalue", "number", "long", "blocks", "list" };
+				    "novalue", "number", "long", "blocks", "list", "empty", "hardened_bool", "init_bool" };
 enum { BAD_NONE, BAD_LONG = 9 };
 #define LIST_TOO_LONG ("slub_debug=F," \
 	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")
@@ -826,7 +826,7 @@ static const char *const bad_text[] = {
 	"", "slub_bogus=1", "slub_debug=FQ", "slub_max_order=99", "slub_min_objects=40000",
 	"slab_freelist_random=maybe", "slub_fastpath=fast", "slub_min_order", "slub_fail_new_slab=12x", "",
 	"slub_debug=F,a;F,b;F,c;F,d;F,e;F,f;F,g;F,h;F,i",
-	LIST_TOO_LONG,
+	LIST_TOO_LONG, "slub_min_objects=", "slab_freelist_hardened=2", "init_on_alloc=maybe",
 };
 
 static void dbg_flags_text(char *out, long bits)
@@ -897,6 +897,8 @@ static size_t options_text(const struct mf_op *op, char *buf, size_t len, struct
 		OPT("slub_min_objects=%s ", min_objs[op->a[14]]);
 	if (op->a[15])
 		OPT("slub_fail_new_slab=%s ", fails[op->a[15]]);
+	if (op->a[15] == 1)
+		OPT("kasan_quarantine=0 ");     /* with the failure injection off: no quarantine either (the default) */
 	if (op->a[16])
 		OPT("slub_seed=%s ", seeds[op->a[16]]);
 	if (bad != BAD_NONE && bad != BAD_LONG && bad_last)
@@ -938,6 +940,13 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 	if (r && !err[0])
 		mf_fail(c, "C1", "mm_slub_configure(\"%s\") returned %d without a message", buf, r);
 	expect_quiet(c, "mm_slub_configure");
+	if (e.applied && op->a[5] && mm_slub_fastpath(c->mm) != (enum slub_fastpath)(op->a[5] - 1))
+		mf_fail(c, "C1", "after \"%s\" mm_slub_fastpath() is %s", buf, slub_fastpath_name(mm_slub_fastpath(c->mm)));
+	if (strcmp(slub_fastpath_name(mm_slub_fastpath(c->mm)), fastpaths[1 + mm_slub_fastpath(c->mm)]) ||
+	    strcmp(slub_fastpath_name(SLUB_NR_FASTPATHS), "?"))
+		mf_fail(c, "C1", "slub_fastpath_name is wrong");
+	if (mm_slub_configure(c->mm, " ", NULL, 0) || mm_slub_configure(NULL, "slub_debug", err, sizeof(err)) != -22)
+		mf_fail(c, "C1", "mm_slub_configure: no options must be 0, no instance -EINVAL");
 	/* Relayout ran (r != -EINVAL) on every cache without slabs; -EBUSY may also mean one could not take the new options. */
 	if (e.applied && e.hardened >= 0)
 		ss.st_hardened = e.hardened;

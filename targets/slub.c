@@ -119,6 +119,7 @@ struct slub_state {
 	struct mf_ctx *c;
 	struct cache_slot caches[MAX_CACHES];
 	unsigned int ncaches;
+	unsigned int created;           /* caches created so far (names) */
 	int ncpus;
 	/* the armed injection */
 	bool armed;
@@ -322,7 +323,7 @@ static void op_create(struct mf_ctx *c, struct mf_op *op)
 		return;
 	if (ctor && size < 8)
 		size = 8;
-	snprintf(name, sizeof(name), "fz%u", ss.ncaches);
+	snprintf(name, sizeof(name), "fz%u", ss.created++);   /* unique in the input: slabinfo lines, slub_debug lists */
 	struct kmem_cache *s = kmem_cache_create(c->mm, name, size, align, flags, ctor ? ctor_fn : NULL);
 	if (!s) {
 		op->res[0] = -3;

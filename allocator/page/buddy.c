@@ -487,6 +487,21 @@ out_unlock:
 }
 
 /*
+ * The order of the free block @sp heads in @zone, or -1.  Racy by design, as
+ * page_is_buddy(): @sp may be an allocated page its owner is writing
+ * (PG_slab, compound state) outside zone->lock; only a free page's state is
+ * stable under it, and only that decides the answer.
+ */
+static __data_racy int free_head_order(const struct zone *zone, struct page *sp)
+{
+	unsigned long flags = READ_ONCE(sp->flags);
+
+	if (!(flags & (1UL << PG_buddy)) || ((flags >> ZONES_PGSHIFT) & ZONES_MASK) != (unsigned long)zone->idx)
+		return -1;
+	return (int)READ_ONCE(sp->private_);
+}
+
+/*
  * A pageblock changed type (highatomic became mergeable again, or two
  * neighbours are now both isolated): a whole free pageblock-or-larger block
  * at its start may now merge with its buddy, which it was kept from by the
@@ -502,12 +517,11 @@ void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt)
 	if (!__pfn_valid(mm, start))
 		return;
 	struct page *sp = __pfn_to_page(mm, start);
-	if (PageBuddy(sp) && buddy_order(sp) >= mm->pageblock_order &&
-	    page_zonenum(sp) == (unsigned)zone->idx) {
-		unsigned int o = buddy_order(sp);
-		del_page_from_free_list(zone, sp, o);
+	int o = free_head_order(zone, sp);
+	if (o >= (int)mm->pageblock_order) {
+		del_page_from_free_list(zone, sp, (unsigned int)o);
 		__mod_zone_freepage_state(zone, -(1L << o), mt);
-		split_large_buddy(zone, sp, start, o);
+		split_large_buddy(zone, sp, start, (unsigned int)o);
 	}
 }
 

@@ -196,6 +196,7 @@ static const char *wait_name(int why)
 	case MM_WAIT_VCPU: return "vcpu";
 	case MM_WAIT_HOTPLUG: return "hotplug";
 	case MM_WAIT_CPUS_LOCK: return "cpus_lock";
+	case MM_WAIT_MUTEX: return "mutex";
 	case SCHED_WAIT_USER: return "sched_wait";
 	default: return "?";
 	}
@@ -210,6 +211,8 @@ static int wait_holder(struct sched *s, const struct sched_task *t)
 		const spinlock_t *l = t->wait_what;
 		h = atomic_load_explicit(&((spinlock_t *)l)->owner, memory_order_relaxed);
 #endif
+	} else if (t->wait_why == MM_WAIT_MUTEX) {
+		h = atomic_load_explicit(&((struct mutex *)t->wait_what)->owner, memory_order_relaxed);
 	} else if (t->wait_why == MM_WAIT_VCPU && s->mm) {
 		for (int c = 0; c < s->nr_cpus; c++)
 			if ((const void *)&s->mm->cpus[c] == t->wait_what)

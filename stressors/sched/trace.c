@@ -42,6 +42,7 @@ static const char *wait_reason_name(int why)
 	case MM_WAIT_VCPU: return "wait:vcpu";
 	case MM_WAIT_HOTPLUG: return "wait:hotplug";
 	case MM_WAIT_CPUS_LOCK: return "wait:cpus_lock";
+	case MM_WAIT_MUTEX: return "wait:mutex";
 	case SCHED_WAIT_USER: return "wait:sched_wait";
 	default: return "wait:?";
 	}

@@ -118,6 +118,10 @@ void stress_print_oplog(FILE *f, struct worker *w)
 
 void stress_print_oplogs(FILE *f)
 {
+	if (!S.w) {
+		fprintf(f, "no thread ran: the failure came while setting the instance up\n");
+		return;
+	}
 	fprintf(f, "last operations of each thread (arg: order, size, count or cache):\n");
 	for (int i = 0; i < S.cfg.threads; i++)
 		stress_print_oplog(f, &S.w[i]);
@@ -576,6 +580,8 @@ int main(int argc, char **argv)
 
 	parse(argc, argv, &S.cfg);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Before setup: an allocator that crashes in mm_create is a failure with a report too. */
+	install_fatal_handlers();
 	if (setup()) {
 		fprintf(stderr, "mmfuzz-stress: setup failed\n");
 		return 2;
@@ -599,7 +605,6 @@ int main(int argc, char **argv)
 		S.cfg.remote = false;
 	}
 	selftest_plant();
-	install_fatal_handlers();
 	printf("mmfuzz-stress %s: threads %d cpus %d %s seed %#llx\n", stress_mode_name(S.cfg.mode), S.cfg.threads,
 	       S.cfg.cpus, S.cfg.ops ? "ops-bounded" : "time-bounded", (unsigned long long)S.cfg.seed);
 	stress_print_rerun(stdout);

@@ -232,12 +232,12 @@ void stress_replay_attempt(void)
 			 !strcmp(sel, "double") ? "shadow bitmaps" : "wall-clock watchdog");
 		return;
 	}
-	if (!S.hooks) {
-		r->status = REPLAY_FREE_ONLY;
-		snprintf(r->reason, sizeof(r->reason), "built without MM_TEST_HOOKS: no preemption points for the "
-			 "deterministic engine to switch at");
-		return;
-	}
+#ifndef MM_TEST_HOOKS
+	r->status = REPLAY_FREE_ONLY;
+	snprintf(r->reason, sizeof(r->reason), "built without MM_TEST_HOOKS: no preemption points for the "
+		 "deterministic engine to switch at");
+	return;
+#endif
 	char drv[512];
 	if (!find_driver(drv, sizeof(drv))) {
 		r->status = REPLAY_FREE_ONLY;
@@ -338,6 +338,32 @@ void stress_replay_attempt(void)
 				 "a bug of the engine or the driver", run, pols[i], r->det_failure, crc);
 			return;
 		}
+		if (rc >= 128 && !to && !strstr(out, "\nrun ") && strncmp(out, "run ", 4)) {
+			/*
+			 * The driver died of a signal before any run ended: it crashed
+			 * creating its instance (or in run 0), which no interleaving
+			 * decides - rerun run 0 alone and see it die the same way.
+			 */
+			char *cargv[24];
+			int cn = 0;
+			for (; argv[cn] && cn < 22; cn++)
+				cargv[cn] = argv[cn];
+			cargv[cn++] = "--run";
+			cargv[cn++] = "0";
+			cargv[cn] = NULL;
+			int crc = run_capture(cargv, 10, NULL, out, sizeof(out), &to);
+			snprintf(r->command, sizeof(r->command), "./mmfuzz stress %s --deterministic --seed %s --run 0 "
+				 "--policy %s --tasks %s --cpus %s --steps 24%s%s", stress_mode_name(c->mode), seed, pols[i],
+				 tasks, cpus, c->irq ? "" : " --no-irq", c->migrate ? "" : " --no-migrate");
+			snprintf(r->det_failure, sizeof(r->det_failure), "the driver died of signal %d before any run "
+				 "ended (the instance's creation or run 0 crashes, whatever the interleaving)", rc - 128);
+			r->runs = 1;
+			r->seconds = stress_now() - t0;
+			if (crc == rc) {
+				r->status = REPLAY_REPRODUCED;
+				return;
+			}
+		}
 		if (rc != 0 && rc != 1 && !to) {
 			r->status = REPLAY_FREE_ONLY;
 			r->seconds = stress_now() - t0;
@@ -364,8 +390,11 @@ void stress_replay_print(FILE *f)
 	switch (r->status) {
 	case REPLAY_REPRODUCED:
 		fprintf(f, "reproduced deterministically: %s\n", r->command);
-		fprintf(f, "  (the deterministic failure: %s; found after %lu runs in %.1f s; artifact %s)\n",
-			r->det_failure, r->runs, r->seconds, r->artifact);
+		fprintf(f, "  (the deterministic failure: %s; found after %lu runs in %.1f s", r->det_failure, r->runs,
+			r->seconds);
+		if (r->artifact[0] && access(r->artifact, R_OK) == 0)
+			fprintf(f, "; artifact %s", r->artifact);
+		fprintf(f, ")\n");
 		break;
 	case REPLAY_FREE_ONLY:
 		fprintf(f, "found only by free-running mode: %s\n", r->reason);

@@ -133,6 +133,7 @@ struct slub_state {
 	struct mf_alloc *pool[IRQ_POOL];
 	unsigned int npool;
 	bool irq_off;                   /* the handler does nothing (destroy, validate, configure run) */
+	bool in_op;                     /* an op runs (not the harness's check): injections allowed */
 	/* SLUB's options as this input left them */
 	bool opts_changed;
 	bool st_hardened;               /* slab_freelist_hardened now */
@@ -242,7 +243,7 @@ static void irq_handler(struct mm *mm, int cpu, void *ctx)
 	(void)mm;
 	(void)cpu;
 	ss.irq_runs++;
-	if (ss.irq_off || c->tearing_down || ss.irq_cache >= ss.ncaches || !ss.caches[ss.irq_cache].s ||
+	if (!ss.in_op || ss.irq_off || c->tearing_down || ss.irq_cache >= ss.ncaches || !ss.caches[ss.irq_cache].s ||
 	    ss.caches[ss.irq_cache].dead)
 		return;
 	struct cache_slot *cs = &ss.caches[ss.irq_cache];
@@ -261,7 +262,7 @@ static void irq_handler(struct mm *mm, int cpu, void *ctx)
 static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 {
 	(void)ctx;
-	if (!ss.armed || ss.fires <= 0)
+	if (!ss.in_op || !ss.armed || ss.fires <= 0)
 		return;
 	if (ss.point != MM_PP_NONE && point != ss.point)
 		return;
@@ -657,6 +658,7 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 		}
 	}
 	ss.armed = false;
+	ss.irq_off = true;              /* validate_slab_cache below: no interrupt work meanwhile */
 	to_cpu(c, op->a[2]);
 	switch (kind) {
 	case BAD_DOUBLE_FRESH:
@@ -664,6 +666,7 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 		p = kmem_cache_alloc(cs->s, GFP_KERNEL);
 		if (!p) {
 			op->res[0] = -3;
+			ss.irq_off = false;
 			ss.armed = was;
 			return;
 		}
@@ -710,6 +713,7 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 		mf_fail(c, "C1", "after a reported bad free (%s) validate_slab_cache(%s) found %ld errors: %s",
 			bad_kinds[kind], kmem_cache_name(cs->s), e, mm_last_report(c->mm)->msg);
 	c->reports_before = mm_nr_reports(c->mm);
+	ss.irq_off = false;
 	ss.armed = was;
 }
 
@@ -923,12 +927,12 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 	bool was = ss.armed;
 
 	options_text(op, buf, sizeof(buf), &e);
+	ss.armed = false;
+	ss.irq_off = true;
 	for (unsigned int i = 0; i < ss.ncaches; i++) {
 		struct kmem_cache_info info;
 		empty[i] = !kmem_cache_get_info(ss.caches[i].s, &info) && info.nr_slabs == 0;
 	}
-	ss.armed = false;
-	ss.irq_off = true;
 	ss.opts_changed = true;
 	err[0] = 0;
 	int r = mm_slub_configure(c->mm, buf, err, sizeof(err));
@@ -1181,6 +1185,10 @@ static void op_introspect(struct mf_ctx *c, struct mf_op *op)
 	op->res[0] = -1;
 	if (!cs)
 		return;
+	/* The views are compared with each other: no interrupt may change the cache between them. */
+	bool was = ss.armed;
+	ss.armed = false;
+	ss.irq_off = true;
 	for (unsigned int i = 0; i < mf_shadow_count(c->sh); i++)
 		live += c->sh->live[i]->handle == cs->s;
 	if (kmem_cache_get_info(cs->s, &info) || kmem_cache_get_info(NULL, &info) != -22)
@@ -1201,8 +1209,11 @@ static void op_introspect(struct mf_ctx *c, struct mf_op *op)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	if (!f)
+	if (!f) {
+		ss.irq_off = false;
+		ss.armed = was;
 		return;
+	}
 	mm_dump_slabinfo(c->mm, f);
 	fclose(f);
 	char key[40];
@@ -1215,6 +1226,8 @@ static void op_introspect(struct mf_ctx *c, struct mf_op *op)
 			total, live, info.nr_objects);
 	free(buf);
 	op->res[0] = (long)active;
+	ss.irq_off = false;
+	ss.armed = was;
 }
 
 /* ------------------------------------------------------------ the table */
@@ -1224,57 +1237,91 @@ static const struct mf_opdesc slub_setup = {
 	{ MF_A_ENUM("config", mf_config_names), MF_A_INT("cpus", 1, 4) },
 };
 
+/*
+ * Injections happen inside ops only: the per-op mm_check that follows
+ * takes slab_mutex and spinlocks whose preemption points would otherwise
+ * run the interrupt handler (or a migration) in the middle of the check -
+ * the checker, like the kernel's validation, is not interrupt-safe.  An
+ * interrupt left pending at the end of an op runs there as a no-op.
+ */
+#define IN_OP(fn)                                                          \
+	static void w_##fn(struct mf_ctx *c, struct mf_op *op)            \
+	{                                                                  \
+		ss.in_op = true;                                           \
+		fn(c, op);                                                 \
+		ss.in_op = false;                                          \
+	}
+IN_OP(op_alloc)
+IN_OP(op_alloc_bulk)
+IN_OP(op_arm)
+IN_OP(op_bad_free)
+IN_OP(op_clobber)
+IN_OP(op_cpu)
+IN_OP(op_create)
+IN_OP(op_create_bad)
+IN_OP(op_destroy)
+IN_OP(op_destroy_leak)
+IN_OP(op_disarm)
+IN_OP(op_free)
+IN_OP(op_free_bulk)
+IN_OP(op_hotplug)
+IN_OP(op_introspect)
+IN_OP(op_options)
+IN_OP(op_shrink)
+IN_OP(op_touch)
+IN_OP(op_validate)
+
 static const struct mf_opdesc slub_ops[] = {
-	{ "create", "kmem_cache_create(size, align, flags, ctor?)", op_create, note_create,
+	{ "create", "kmem_cache_create(size, align, flags, ctor?)", w_op_create, note_create,
 	  { MF_A_INT("size", 1, 9000), MF_A_ENUM("align", aligns), MF_A_FLAGS("flags", cache_flags, cache_aliases),
 	    MF_A_BOOL("ctor") } },
-	{ "alloc", "kmem_cache_alloc / kmem_cache_zalloc on vCPU cpu", op_alloc, note_obj,
+	{ "alloc", "kmem_cache_alloc / kmem_cache_zalloc on vCPU cpu", w_op_alloc, note_obj,
 	  { MF_A_IDX("cache"), MF_A_INT("cpu", 0, 3), MF_A_BOOL("zero") } },
-	{ "free", "kmem_cache_free of a live object on vCPU cpu (remote when not its owner)", op_free, note_obj,
+	{ "free", "kmem_cache_free of a live object on vCPU cpu (remote when not its owner)", w_op_free, note_obj,
 	  { MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3) } },
-	{ "touch", "rewrite every byte of a live object (after checking it)", op_touch, note_obj,
+	{ "touch", "rewrite every byte of a live object (after checking it)", w_op_touch, note_obj,
 	  { MF_A_IDX("idx") } },
-	{ "alloc_bulk", "kmem_cache_alloc_bulk of n objects (all or nothing)", op_alloc_bulk, note_count,
+	{ "alloc_bulk", "kmem_cache_alloc_bulk of n objects (all or nothing)", w_op_alloc_bulk, note_count,
 	  { MF_A_IDX("cache"), MF_A_INT("n", 1, 64), MF_A_INT("cpu", 0, 3) } },
-	{ "free_bulk", "kmem_cache_free_bulk of up to n live objects of one cache", op_free_bulk, note_count,
+	{ "free_bulk", "kmem_cache_free_bulk of up to n live objects of one cache", w_op_free_bulk, note_count,
 	  { MF_A_INT("n", 1, 64), MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3) } },
-	{ "shrink", "kmem_cache_shrink", op_shrink, note_count, { MF_A_IDX("cache"), MF_A_INT("cpu", 0, 3) } },
-	{ "validate", "validate_slab_cache finds nothing", op_validate, note_count, { MF_A_IDX("cache") } },
-	{ "destroy", "free every object of a cache, then kmem_cache_destroy (must report nothing)", op_destroy,
+	{ "shrink", "kmem_cache_shrink", w_op_shrink, note_count, { MF_A_IDX("cache"), MF_A_INT("cpu", 0, 3) } },
+	{ "validate", "validate_slab_cache finds nothing", w_op_validate, note_count, { MF_A_IDX("cache") } },
+	{ "destroy", "free every object of a cache, then kmem_cache_destroy (must report nothing)", w_op_destroy,
 	  note_count, { MF_A_IDX("cache"), MF_A_INT("cpu", 0, 3) } },
 	{ "arm", "at the skip-th later hit of point: raise an interrupt (the handler allocates nalloc "
 	  "GFP_ATOMIC objects of cache into its pool, then frees nfree of the pool) and/or migrate to cpu; "
-	  "fires times", op_arm, NULL,
+	  "fires times", w_op_arm, NULL,
 	  { MF_A_ENUM("point", points), MF_A_ENUM("action", actions), MF_A_INT("skip", 0, 63),
 	    MF_A_INT("fires", 1, 16), MF_A_INT("cpu", 0, 3), MF_A_IDX("cache"), MF_A_INT("nalloc", 0, 4),
 	    MF_A_INT("nfree", 0, 4), MF_A_ENUM("order", irq_orders) } },
-	{ "disarm", "no more injections", op_disarm, NULL, { { .name = NULL } } },
-	{ "cpu", "switch the task to vCPU cpu", op_cpu, NULL, { MF_A_INT("cpu", 0, 3) } },
+	{ "disarm", "no more injections", w_op_disarm, NULL, { { .name = NULL } } },
+	{ "cpu", "switch the task to vCPU cpu", w_op_cpu, NULL, { MF_A_INT("cpu", 0, 3) } },
 	{ "bad_free", "a bad free (double free / interior pointer / another cache's object on a debug "
 	  "cache; double free of the cpu freelist's head on a non-debug one): reported once",
-	  op_bad_free, note_bad,
+	  w_op_bad_free, note_bad,
 	  { MF_A_ENUM("kind", bad_kinds), MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3), MF_A_INT("off", 0, 65535) } },
 	{ "destroy_leak", "kmem_cache_destroy of a cache with live objects: the leak report (their number), the "
-	  "cache kept for their frees; again: destroy it once more (reported)", op_destroy_leak, note_leak,
+	  "cache kept for their frees; again: destroy it once more (reported)", w_op_destroy_leak, note_leak,
 	  { MF_A_IDX("cache"), MF_A_INT("cpu", 0, 3), MF_A_BOOL("again") } },
 	{ "options", "mm_slub_configure: slub_debug (keep / plain / flags[,list] / two blocks / off), fast path, "
 	  "hardening, randomisation, init_on_alloc/free, min/max order, min_objects, every Nth new slab failing, "
-	  "seed; bad: one invalid option, first (nothing applied) or last", op_options, note_options,
+	  "seed; bad: one invalid option, first (nothing applied) or last", w_op_options, note_options,
 	  { MF_A_ENUM("debug", dbg_modes), MF_A_FLAGS("dflags", dbg_letters, NULL), MF_A_ENUM("dlist", dbg_lists),
 	    MF_A_FLAGS("dflags2", dbg_letters, NULL), MF_A_ENUM("dlist2", dbg_lists), MF_A_ENUM("fastpath", fastpaths),
 	    MF_A_ENUM("hardened", tri), MF_A_ENUM("random", tri), MF_A_ENUM("init_alloc", tri),
 	    MF_A_ENUM("init_free", tri), MF_A_ENUM("min_order", min_orders), MF_A_ENUM("max_order", max_orders),
 	    MF_A_ENUM("bad", bads), MF_A_BOOL("bad_last"), MF_A_ENUM("min_objects", min_objs),
 	    MF_A_ENUM("fail_new_slab", fails), MF_A_ENUM("seed", seeds) } },
-	{ "hotplug", "mm_cpu_offline (refused for the last online vCPU) or mm_cpu_online of vCPU cpu", op_hotplug,
+	{ "hotplug", "mm_cpu_offline (refused for the last online vCPU) or mm_cpu_online of vCPU cpu", w_op_hotplug,
 	  note_count, { MF_A_INT("cpu", 0, 3), MF_A_BOOL("online") } },
 	{ "clobber", "one byte of a live object's red zone, or of a just freed one's red zone or poison, then "
-	  "validate_slab_cache: reported (BUG and FIX) and repaired", op_clobber, note_clobber,
+	  "validate_slab_cache: reported (BUG and FIX) and repaired", w_op_clobber, note_clobber,
 	  { MF_A_ENUM("kind", clobbers), MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3), MF_A_INT("off", 0, 65535) } },
 	{ "create_bad", "kmem_cache_create that must fail (no name, empty name, size 0, too big, align not a power "
-	  "of two, align over a page, unknown flags): NULL, nothing reported, no cache added", op_create_bad, note_count,
+	  "of two, align over a page, unknown flags): NULL, nothing reported, no cache added", w_op_create_bad, note_count,
 	  { MF_A_ENUM("kind", bad_creates), MF_A_INT("arg", 0, 255) } },
-	{ "introspect", "kmem_cache_get_info, the statistics and /proc/slabinfo against the shadow", op_introspect,
+	{ "introspect", "kmem_cache_get_info, the statistics and /proc/slabinfo against the shadow", w_op_introspect,
 	  note_count, { MF_A_IDX("cache") } },
 };
 

@@ -5,7 +5,11 @@
  * smallest kmalloc cache through every size class to large allocations
  * (> KMALLOC_MAX_CACHE_SIZE, served by alloc_pages), with the gfp
  * variants; krealloc growing, shrinking, to 0 and from NULL; ksize; kfree
- * (also of NULL and ZERO_SIZE_PTR); on any vCPU.
+ * (also of NULL and ZERO_SIZE_PTR); kmalloc_trace, krealloc_array,
+ * kfree_bulk; SLUB's options on the kmalloc caches (slub_debug's request
+ * size tracking and kmalloc red zone, init_on_alloc/free, fast paths,
+ * failing new slabs), put back before the next input; the bad frees of the
+ * kmalloc API (reported once; gcc builds); on any vCPU.
  *
  * Checked on top of the harness's per-op mm_check and shadow (C1: inside
  * the arena, aligned (8; large ones to a page), disjoint from every live

@@ -9,7 +9,9 @@
  * interrupts and migrations injected at the preemption points: the `inject`
  * op loads a plan (2 bits per preemption point reached) that the scheduler
  * hook consumes; the interrupt handler allocates or frees GFP_ATOMIC pages
- * of a small pool (shadow kind K_IRQ) as its own plan says.
+ * of a small pool (shadow kind K_IRQ) as its own plan says; the CPU
+ * model's API corners (cpu_api) and a hotplug state of the target's own
+ * whose online callback fails on demand (cpuhp).
  *
  * Checked on top of the harness's per-op mm_check (PGALLOC - PGFREE against
  * the allocated pages, pcp counts against their lists, ...) and the shadow:

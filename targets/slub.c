@@ -8,8 +8,16 @@
  * validate, destroy; interrupts (an irq handler that allocates and frees
  * GFP_ATOMIC objects into a small pool) and vCPU migrations injected at the
  * fast path's preemption points (TID_READ, BEFORE/AFTER_CMPXCHG,
- * SLAB_CMPXCHG, SLAB_SLOWPATH), as armed by the input; and bad frees
- * (double free, interior pointer, another cache's object).
+ * SLAB_CMPXCHG, SLAB_SLOWPATH) and at the generic points (spin_unlock,
+ * local_unlock, irq_restore, ...), raised, left pending or delivered
+ * through the signal entry, as armed by the input - inside ops only; bad
+ * frees (double free, interior pointer, another cache's object); SLUB's
+ * options mid-run (slub_debug per cache, fast path, hardening,
+ * randomisation, init_on_alloc/free, orders, failing new slabs, invalid
+ * options), put back before the next input on the instance; destroy with
+ * objects left (the leak report), CPU hotplug, corrupted red zones and
+ * poison found by validate_slab_cache, kmem_cache_create's refusals and
+ * introspection (get_info, statistics, /proc/slabinfo).
  *
  * Checked on top of the harness's per-op mm_check and shadow (C1: every
  * object inside the arena, aligned as the cache promises, disjoint from
@@ -21,7 +29,8 @@
  *  - a bad free is reported exactly once, and validate_slab_cache finds
  *    nothing afterwards;
  *  - destroying a cache whose objects are all freed reports nothing;
- *    validate_slab_cache of any cache finds nothing.
+ *    validate_slab_cache of any cache finds nothing;
+ *  - no op reports anything it does not expect (mm_nr_reports).
  * Teardown frees everything, destroys the input's caches and shrinks the
  * kmalloc caches, so the instance is back to its initial state.
  */

@@ -199,6 +199,8 @@ static void free_only_reasons(char *buf, size_t len)
 		ADD("; memory-pressure phases and reclaim");
 	if (c->control)
 		ADD("; pcp high/batch updates and drains from a control thread");
+	ADD("; the default instance (mm_config_default: four zones, a hole) where the deterministic driver "
+	    "uses the tiny one (mm_config_tiny)");
 	ADD("; one long run (%s%g) where the deterministic runs are 24 ops per task from a reset instance",
 	    c->ops ? "ops/thread " : "seconds ", c->ops ? (double)c->ops : c->time_s);
 #undef ADD

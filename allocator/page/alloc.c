@@ -386,9 +386,15 @@ bool free_pages_prepare(struct mm *mm, struct page *page, unsigned int order)
 	page->owner_order = 0;
 	page->debug_ = 0;
 	page->private_ = 0;
-	/* want_init_on_free(): kernel_init_pages() before the pages are poisoned. */
-	if (mm->init_on_free)
+	/*
+	 * want_init_on_free(): kernel_init_pages() before the pages are
+	 * poisoned, with KASAN's checks off (kasan_disable_current()) as the
+	 * kernel does: a large kmalloc's bytes past its size are poisoned.
+	 */
+	if (mm->init_on_free) {
+		kasan_unpoison(page_address(mm, page), MM_PAGE_SIZE << order);
 		memset(page_address(mm, page), 0, MM_PAGE_SIZE << order);
+	}
 	kasan_poison(page_address(mm, page), MM_PAGE_SIZE << order);
 	__mod_zone_page_state(page_zone(mm, page), NR_ZONE_ALLOCATED, -(1L << order));
 	return true;

@@ -119,6 +119,22 @@ def row(bug, mode, pol):
         "-" if first is None else str(first), rps)
 
 
+def detection_summary(results):
+    """Bugs detected under some policy and mode; bugs graded without a result."""
+    detected, errors, seen = [], [], []
+    for r in results:
+        b = r["bug"]
+        if b not in seen:
+            seen.append(b)
+        if "policies" not in r:
+            if b not in errors:
+                errors.append(b)
+        elif any(p["failures"] for p in r["policies"]) and b not in detected:
+            detected.append(b)
+    return {"detected": detected, "errors": errors,
+            "undetected": [b for b in seen if b not in detected and b not in errors]}
+
+
 def cpu_name():
     try:
         with open("/proc/cpuinfo") as f:
@@ -214,6 +230,11 @@ def main():
                                                       "95% CI (Wilson)", "first", "runs/s"))
     for line in lines:
         print(line)
+    summary = detection_summary(results)
+    print("detected (p > 0 under some policy and mode): %d of %d bugs: %s" % (
+        len(summary["detected"]), len(bugs), " ".join(summary["detected"]) or "-"))
+    if summary["errors"]:
+        print("no result (the driver died or timed out): %s" % " ".join(summary["errors"]))
     rate = correct_runs / correct_secs if correct_secs else 0.0
     print("correct build: %d failures in %d runs (%.0f s of runs, %.0f runs/s)" % (
         correct_fail, correct_runs, correct_secs, rate))
@@ -234,6 +255,7 @@ def main():
         "correct_runs_per_policy": a.correct_runs,
         "correct_full_modes": full,
         "build_seconds": builds,
+        "summary": summary,
         "results": results,
         "correct": {"modes": correct, "runs": correct_runs, "failures": correct_fail,
                     "seconds": round(correct_secs, 1), "runs_per_s": round(rate, 1)},

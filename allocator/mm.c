@@ -364,6 +364,7 @@ struct mm *mm_create(const struct mm_config *c, char *err, size_t errlen)
 			mm->cfg.zones[z] = (struct mm_span){ mm->end_pfn, mm->end_pfn };
 	spin_lock_init(&mm->shrinker_lock);
 	spin_lock_init(&mm->report_lock);
+	mutex_init(&mm->pcp_batch_high_lock);
 
 	mm->vmstat_pcpu = aligned_alloc(64, sizeof(struct mm_vmstat_pcpu) * c->nr_cpus);
 	if (!mm->vmstat_pcpu) {
@@ -416,6 +417,7 @@ int mm_reset(struct mm *mm)
 		spin_lock_init(&mm->zones[z].lock);
 	spin_lock_init(&mm->shrinker_lock);
 	spin_lock_init(&mm->report_lock);
+	mutex_init(&mm->pcp_batch_high_lock);
 	/*
 	 * Runtime tunables go back to the config's values - written only where
 	 * they changed, so a reset races with nothing that merely reads them.

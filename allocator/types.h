@@ -29,6 +29,7 @@
 #include "list.h"
 #include "debug.h"
 #include "cpu/spinlock.h"
+#include "cpu/mutex.h"
 
 /* ---------------------------------------------------------------- pages */
 
@@ -232,6 +233,7 @@ struct mm {
 	atomic_ulong vm_events[NR_VM_EVENT_ITEMS];   /* events of tasks holding no vCPU */
 	struct mm_vmstat_pcpu *vmstat_pcpu;          /* [nr_cpus] */
 
+	struct mutex pcp_batch_high_lock;           /* serialises runtime pcp high/batch updates (page/pcp.c) */
 	spinlock_t shrinker_lock;                   /* protects the list below */
 	struct shrinker *shrinkers;
 

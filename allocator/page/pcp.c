@@ -549,25 +549,40 @@ void pcp_cpu_dead(struct mm *mm, int cpu)
 }
 
 
-/* zone_pcp_update(): new high/batch on every vCPU, without pcp->lock. */
-int mm_pcp_update(struct mm *mm, unsigned int high, unsigned int batch)
+/*
+ * zone_pcp_update(): new high/batch on every vCPU, without pcp->lock, under
+ * pcp_batch_high_lock (a mutex: updates from two tasks - sysctl writers in
+ * the kernel - are serialised, the allocation paths never take it).
+ */
+static void __mm_pcp_update(struct mm *mm, unsigned int high, unsigned int batch)
 {
-	if (batch > 4096 || high > (1u << 22))
-		return -1;
 	mm->cfg.pcp_high = high;
 	mm->cfg.pcp_batch = batch;
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		if (mm->zones[z].per_cpu_pageset)
 			pcp_set_high_and_batch(mm, &mm->zones[z]);
+}
+
+int mm_pcp_update(struct mm *mm, unsigned int high, unsigned int batch)
+{
+	if (batch > 4096 || high > (1u << 22))
+		return -1;
+	mutex_lock(&mm->pcp_batch_high_lock);
+	__mm_pcp_update(mm, high, batch);
+	mutex_unlock(&mm->pcp_batch_high_lock);
 	return 0;
 }
 
+/* percpu_pagelist_high_fraction_sysctl_handler(): the same lock around the new fraction. */
 int mm_set_percpu_pagelist_high_fraction(struct mm *mm, unsigned int fraction)
 {
 	if (fraction && fraction < MIN_PERCPU_PAGELIST_HIGH_FRACTION)
 		return -1;
+	mutex_lock(&mm->pcp_batch_high_lock);
 	mm->cfg.percpu_pagelist_high_fraction = fraction;
-	return mm_pcp_update(mm, mm->cfg.pcp_high, mm->cfg.pcp_batch);
+	__mm_pcp_update(mm, mm->cfg.pcp_high, mm->cfg.pcp_batch);
+	mutex_unlock(&mm->pcp_batch_high_lock);
+	return 0;
 }
 
 void mm_set_pcp_prefetch(struct mm *mm, bool on)

@@ -422,7 +422,7 @@ static int task_fn(void *ctx)
 			unsigned high = (unsigned)rnd(96), batch = 1 + (unsigned)rnd(31);
 			if (rnd(8) == 0)
 				high = batch = 0;
-			w->pcp_updated = true;
+			__atomic_store_n(&w->pcp_updated, true, __ATOMIC_RELAXED);   /* tasks are threads to TSan */
 			mm_pcp_update(w->mm, high, batch);
 			sched_op("pcp_update", (long)high);
 		} else if (r < 4 && ring_pop(w, &o)) {

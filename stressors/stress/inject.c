@@ -98,10 +98,6 @@ static void hook(struct mm *mm, enum mm_pp point, void *ctx)
 	case MM_PP_LOCAL_UNLOCK:
 		w->win_open = 0;
 		break;
-	case MM_PP_PCP_DRAIN:
-		/* drain_all_pages() holds cpus_read_lock: see "Known deadlocks", 3 */
-		w->in_drain = !S.cfg.migrate_anywhere;
-		break;
 	default:
 		break;
 	}
@@ -112,7 +108,7 @@ static void hook(struct mm *mm, enum mm_pp point, void *ctx)
 	if (S.cfg.irq && r % w->irq_1in == 0) {
 		if (!mm_irqs_disabled() && mm_raise_irq(mm))
 			STAT_INC(w->st.hook_irqs);
-	} else if (S.cfg.migrate && (r >> 32) % w->mig_1in == 0 && !w->in_drain && mm_preemptible()) {
+	} else if (S.cfg.migrate && (r >> 32) % w->mig_1in == 0 && mm_preemptible()) {
 		int before = mm_cpu_current(mm);
 		int now = mm_migrate_current(mm, MM_CPU_ANY);
 		if (now >= 0 && now != before)
@@ -323,38 +319,15 @@ void *signaller_main(void *arg)
 /* ---------------------------------------------------------------- onoff */
 
 /*
- * Known deadlocks of the CPU model (reported; the stressor steers around
- * them by default, and the two options put them back):
- *
- *  1. --onoff-detached: mm_cpu_offline() from a thread holding no vCPU.
- *     The dead callbacks run under cpus_write_lock (and slub_cpu_dead
- *     under slab_mutex) and free pages - slub_cpu_dead -> discard_slab ->
- *     free_unref_page -> raw_smp_processor_id() attaches implicitly and
- *     waits for a free vCPU.  Every other vCPU may be held by a task that
- *     waits for cpus_read_lock (drain_all_pages from the allocation slow
- *     path) or spins on slab_mutex (kmem_cache_next): a waiter keeps its
- *     vCPU, where the kernel's would sleep and free its CPU.
- *  2. --onoff-unserialized: hotplug while kmem_cache_shrink runs.
- *     flush_all() holds cpus_read_lock and waits to attach each vCPU in
- *     turn; the holder of that vCPU waits for cpus_read_lock itself
- *     (drain_all_pages from the slow path) behind a pending writer
- *     (mm_cpu_offline or mm_cpu_online), who waits for flush_all's read
- *     lock - or the writer holds the vCPU itself (hotplug from a control
- *     vCPU).  Three-way; the kernel's sleeping locks free the CPUs.
- *
- *  3. --migrate-anywhere: a migration at a preemption point inside
- *     drain_all_pages() (called from the allocation slow path), i.e. while
- *     the task holds cpus_read_lock: it gives its vCPU up and waits for
- *     another, held by tasks that wait for cpus_read_lock behind a pending
- *     writer, who waits for our read lock.  (Same root: waiters on the
- *     sleeping hotplug lock keep their vCPUs.)  By default the hook does not
- *     migrate for the rest of an allocator call once it saw PCP_DRAIN.
- *
- * Default: hotplug holds a control vCPU while it offlines, and a whole
- * offline/online cycle never overlaps a kmem_cache_shrink (hotplug_mu;
- * neither side holds a vCPU while it waits for the mutex).
+ * CPU offline/online cycles.  Each offline is made either from a control
+ * vCPU (the dead callbacks' frees land on its pcp, as in the kernel) or from
+ * a thread that holds none, by a coin flip per cycle (--onoff-detached:
+ * always the latter); cycles overlap kmem_cache_shrink and drains freely.
+ * Waiters on the sleeping locks (cpus_read_lock, the hotplug write lock,
+ * slab_mutex) give their vCPU up as the kernel's sleep (cpu/vcpu.c,
+ * "Sleeping locks"; tests/test_cpu_sleeping_locks.c shows the three
+ * deadlocks a model without that had).
  */
-static pthread_mutex_t hotplug_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void *onoff_main(void *arg)
 {
@@ -366,11 +339,8 @@ void *onoff_main(void *arg)
 		gate_poll(NULL);
 		int c = (int)rng_below(&rng, (uint64_t)S.cfg.cpus);
 		if (mm_num_online_cpus(S.mm) > 1) {
-			bool serialize = !S.cfg.onoff_unserialized;
-			if (serialize)
-				pthread_mutex_lock(&hotplug_mu);
-			/* The dead callbacks' frees land on the control vCPU's pcp, as in the kernel. */
-			if (!S.cfg.onoff_detached)
+			bool detached = S.cfg.onoff_detached || (rng_next(&rng) & 1);
+			if (!detached)
 				mm_cpu_attach(S.mm, (c + 1 + (int)rng_below(&rng, (uint64_t)S.cfg.cpus - 1)) % S.cfg.cpus);
 			int rc = mm_cpu_offline(S.mm, c);
 			mm_cpu_detach(S.mm);
@@ -384,8 +354,6 @@ void *onoff_main(void *arg)
 			} else if (rc != -EBUSY) {
 				atomic_fetch_add(&S.onoff_errors, 1);
 			}
-			if (serialize)
-				pthread_mutex_unlock(&hotplug_mu);
 		}
 		sleep_us(1000 + rng_below(&rng, 3000));
 	}
@@ -435,13 +403,8 @@ void *control_main(void *arg)
 		} else {
 			struct kmem_cache *s = shrink_target(r);
 			if (s) {
-				bool serialize = S.cfg.onoff && !S.cfg.onoff_unserialized;
-				if (serialize)
-					pthread_mutex_lock(&hotplug_mu);   /* see "Known deadlocks" */
 				kmem_cache_shrink(s);
 				mm_cpu_detach(S.mm);
-				if (serialize)
-					pthread_mutex_unlock(&hotplug_mu);
 				atomic_fetch_add(&S.shrinks, 1);
 			}
 		}

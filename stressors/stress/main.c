@@ -89,10 +89,6 @@ void stress_print_rerun(FILE *f)
 		fprintf(f, " --selftest %s", c->selftest);
 	if (c->onoff_detached)
 		fprintf(f, " --onoff-detached");
-	if (c->onoff_unserialized)
-		fprintf(f, " --onoff-unserialized");
-	if (c->migrate_anywhere)
-		fprintf(f, " --migrate-anywhere");
 	fprintf(f, "%s\n", STRESS_TSAN ? " --tsan" : STRESS_ASAN ? " --asan" : "");
 	fprintf(f, "       (this binary: %s", c->argv[0]);
 	for (int i = 1; i < c->argc; i++)
@@ -159,10 +155,10 @@ static void usage(FILE *f)
 		"  --irq-1in N        raise an interrupt at one point in N (default: phases of 1 in 8 .. 512)\n"
 		"  --signal-us U      one signal interrupt every U microseconds (default 200)\n"
 		"  --quiet            no per-thread lines\n"
-		"  --onoff-detached   hotplug from a thread that holds no vCPU, and\n"
-		"  --onoff-unserialized  hotplug concurrent with kmem_cache_shrink, and\n"
-		"  --migrate-anywhere migrations inside drain_all_pages: each reproduces a known\n"
-		"                     deadlock of the CPU model (inject.c, \"Known deadlocks\")\n"
+		"  --onoff-detached   every offline from a thread that holds no vCPU (default: a\n"
+		"                     coin flip per cycle between that and a control vCPU)\n"
+		"  --onoff-unserialized, --migrate-anywhere  accepted, no effect: hotplug overlaps\n"
+		"                     shrinks and migrations happen inside drains by default now\n"
 		"  --selftest KIND    plant a fault the run must catch: scribble, double, leak, hang, vacuous\n"
 		"  --no-replay        after a failure, do not try the deterministic engine on the same seed\n"
 		"  --replay-runs N    deterministic runs per policy in that attempt (default %lu)\n"
@@ -394,8 +390,8 @@ static bool stw_check(void)
 	atomic_fetch_add(&S.stw_checks, 1);
 	if (!shadow_global_check())
 		ok = false;
-	else if (!mm_check(S.mm, 3, &v)) {
-		stress_fail(NULL, "stop-the-world mm_check(3): %s", v.msg);
+	else if (!mm_check(S.mm, 4, &v)) {   /* level 4: W1 exhaustive too */
+		stress_fail(NULL, "stop-the-world mm_check(4): %s", v.msg);
 		ok = false;
 	} else if (mm_nr_reports(S.mm)) {
 		stress_fail(NULL, "the allocator reported: %s", mm_last_report(S.mm)->msg);
@@ -470,8 +466,8 @@ static bool conserve(void)
 			    mm_vm_event(S.mm, PGFREE));
 		return false;
 	}
-	if (!mm_check(S.mm, 3, &v)) {
-		stress_fail(NULL, "final mm_check(3): %s", v.msg);
+	if (!mm_check(S.mm, 4, &v)) {
+		stress_fail(NULL, "final mm_check(4): %s", v.msg);
 		return false;
 	}
 	for (int i = 0; i < S.ncaches; i++) {

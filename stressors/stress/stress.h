@@ -111,9 +111,9 @@ struct stress_config {
 	unsigned signal_us;         /* interval between signals */
 	const char *selftest;       /* a planted fault (main.c): the run must fail */
 	bool quiet;                 /* no per-thread lines */
-	bool onoff_detached;        /* hotplug from a thread holding no vCPU (inject.c: known deadlocks) */
-	bool onoff_unserialized;    /* hotplug concurrent with kmem_cache_shrink (inject.c) */
-	bool migrate_anywhere;      /* migrate inside drain_all_pages too (inject.c) */
+	bool onoff_detached;        /* every offline from a thread holding no vCPU (inject.c) */
+	bool onoff_unserialized;    /* accepted for old rerun lines: the default now */
+	bool migrate_anywhere;      /* accepted for old rerun lines: the default now */
 	int argc;                   /* the original command line, for the rerun line */
 	char **argv;
 	bool no_replay;             /* --no-replay: no deterministic replay attempt after a failure */
@@ -238,7 +238,6 @@ struct worker {
 	 * PCP_BEFORE_LOCK .. the unlock, BULK); read by the signal handler. */
 	volatile int win_open;
 	volatile int in_alloc;                     /* inside an allocator call (signal accounting) */
-	int in_drain;                              /* a pcp drain ran in this allocator call (no migration) */
 	unsigned mig_1in, irq_1in;                 /* the hook's rates in the current phase */
 	unsigned long phase_end;                   /* op count at which the rates change */
 };

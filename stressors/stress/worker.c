@@ -35,7 +35,6 @@
 		stmt;               \
 		(w)->in_alloc = 0;  \
 		(w)->win_open = 0;  \
-		(w)->in_drain = 0;  \
 	} while (0)
 
 static inline int cur_cpu(void)

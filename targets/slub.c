@@ -41,6 +41,7 @@
 #include "common/harness.h"
 #include "common/instance.h"
 #include "common/shadow.h"
+#include "common/slub_opts.h"
 #include "mm/cpu.h"
 #include "mm/slab.h"
 
@@ -816,126 +817,19 @@ static void note_leak(FILE *f, const struct mf_op *op)
  * theirs, -EBUSY), so every cache's flags are read back afterwards.  bad
  * puts one invalid option first (nothing applied) or last (the others
  * applied to SLUB but to no cache: -EINVAL).  Teardown undoes all of it
- * (slub_restore).
+ * (common/slub_opts.c).  The text comes from there; these are the cache lists
+ * it names.
  */
-static const struct mf_flag dbg_letters[] = {
-	{ "F", 1 }, { "Z", 2 }, { "P", 4 }, { "U", 8 }, { "A", 16 }, { "O", 32 }, { "reset", 64 },
-};
-static const char *const dbg_modes[] = { "keep", "plain", "flags", "two", "off" };
-enum { DBG_KEEP, DBG_PLAIN, DBG_FLAGS, DBG_TWO, DBG_OFF };
-static const char *const dbg_lists[] = { "all", "fz0", "fz1,fz3", "fz*", "kmalloc-*", "fz2,kmalloc-64", "nomatch" };
-static const char *const fastpaths[] = { "keep", "cmpxchg", "locked", "irqoff" };
-static const char *const tri[] = { "keep", "0", "1" };
-static const char *const min_orders[] = { "keep", "0", "1", "2", "3" };
-static const char *const max_orders[] = { "keep", "0", "1", "2", "3", "5" };
-static const char *const min_objs[] = { "keep", "0", "1", "2", "4", "16", "200" };
-static const char *const fails[] = { "keep", "0", "1", "2", "3", "5", "8" };
-static const char *const seeds[] = { "keep", "1", "0x1234abcd", "0" };
-static const char *const bads[] = { "none", "unknown", "flag", "max_order", "min_objects", "bool", "fastpath",
-				    "novalue", "number", "long", "blocks", "list", "empty", "hardened_bool", "init_bool" };
-enum { BAD_NONE, BAD_LONG = 9 };
-#define LIST_TOO_LONG ("slub_debug=F," \
-	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa")
-static const char *const bad_text[] = {
-	"", "slub_bogus=1", "slub_debug=FQ", "slub_max_order=99", "slub_min_objects=40000",
-	"slab_freelist_random=maybe", "slub_fastpath=fast", "slub_min_order", "slub_fail_new_slab=12x", "",
-	"slub_debug=F,a;F,b;F,c;F,d;F,e;F,f;F,g;F,h;F,i",
-	LIST_TOO_LONG, "slub_min_objects=", "slab_freelist_hardened=2", "init_on_alloc=maybe",
-};
-
-static void dbg_flags_text(char *out, long bits)
-{
-	for (unsigned int i = 0; i < 6; i++)
-		if (bits & (long)dbg_letters[i].bit)
-			*out++ = dbg_letters[i].name[0];
-	if (bits & 64)
-		*out++ = '-';
-	*out = 0;
-}
-
-static void dbg_block(char *out, size_t len, long bits, long list)
-{
-	char f[16];
-	dbg_flags_text(f, bits);
-	if (list)
-		snprintf(out, len, "%s,%s", f, dbg_lists[list]);
-	else
-		snprintf(out, len, "%s", f);
-}
-
-/* The option text of an options op (also what its note prints). */
-struct opt_effect {
-	bool applied;                   /* the tokens reached SLUB (no invalid one before them) */
-	int hardened, init_free;        /* -1: not given */
-};
-
-static size_t options_text(const struct mf_op *op, char *buf, size_t len, struct opt_effect *e)
-{
-	char blk[64], blk2[64];
-	size_t n = 0;
-	bool bad_last = op->a[13] != 0;
-	long bad = op->a[12];
-
-#define OPT(...) do { if (n < len) n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__); } while (0)
-	buf[0] = 0;
-	if (bad != BAD_NONE && bad != BAD_LONG && !bad_last)
-		OPT("%s ", bad_text[bad]);
-	switch (op->a[0]) {
-	case DBG_PLAIN: OPT("slub_debug "); break;
-	case DBG_FLAGS:
-		dbg_block(blk, sizeof(blk), op->a[1], op->a[2]);
-		OPT("slub_debug=%s ", blk);
-		break;
-	case DBG_TWO:
-		dbg_block(blk, sizeof(blk), op->a[1], op->a[2]);
-		dbg_block(blk2, sizeof(blk2), op->a[3], op->a[4]);
-		OPT("slub_debug=%s;%s ", blk, blk2);
-		break;
-	case DBG_OFF: OPT("slub_debug=- "); break;
-	}
-	if (op->a[5])
-		OPT("slub_fastpath=%s ", fastpaths[op->a[5]]);
-	if (op->a[6])
-		OPT("slab_freelist_hardened=%s ", tri[op->a[6]]);
-	if (op->a[7])
-		OPT("slab_freelist_random=%s ", tri[op->a[7]]);
-	if (op->a[8])
-		OPT("init_on_alloc=%s ", tri[op->a[8]]);
-	if (op->a[9])
-		OPT("init_on_free=%s ", tri[op->a[9]]);
-	if (op->a[10])
-		OPT("slub_min_order=%s ", min_orders[op->a[10]]);
-	if (op->a[11])
-		OPT("slub_max_order=%s ", max_orders[op->a[11]]);
-	if (op->a[14])
-		OPT("slub_min_objects=%s ", min_objs[op->a[14]]);
-	if (op->a[15])
-		OPT("slub_fail_new_slab=%s ", fails[op->a[15]]);
-	if (op->a[15] == 1)
-		OPT("kasan_quarantine=0 ");     /* with the failure injection off: no quarantine either (the default) */
-	if (op->a[16])
-		OPT("slub_seed=%s ", seeds[op->a[16]]);
-	if (bad != BAD_NONE && bad != BAD_LONG && bad_last)
-		OPT("%s", bad_text[bad]);
-	if (bad == BAD_LONG)
-		while (n < 600 && n < len)
-			OPT(" slub_seed=1");
-#undef OPT
-	/* What SLUB holds after the call: the tokens apply unless an invalid one before them stopped it. */
-	e->applied = (bad == BAD_NONE || bad_last) && bad != BAD_LONG;
-	e->hardened = op->a[6] ? (int)op->a[6] - 1 : -1;
-	e->init_free = op->a[9] ? (int)op->a[9] - 1 : -1;
-	return n;
-}
+static const char *const dbg_lists[7] = { "all", "fz0", "fz1,fz3", "fz*", "kmalloc-*", "fz2,kmalloc-64", "nomatch" };
 
 static void op_options(struct mf_ctx *c, struct mf_op *op)
 {
 	char buf[1024], err[256];
-	struct opt_effect e;
+	struct mf_opt_effect e;
 	bool empty[MAX_CACHES];
 	bool was = ss.armed;
 
-	options_text(op, buf, sizeof(buf), &e);
+	mf_slub_options_text(op, dbg_lists, buf, sizeof(buf), &e);
 	ss.armed = false;
 	ss.irq_off = true;
 	for (unsigned int i = 0; i < ss.ncaches; i++) {
@@ -948,7 +842,7 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 	ss.irq_off = false;
 	ss.armed = was;
 	op->res[0] = r;
-	bool bad = op->a[12] != BAD_NONE;
+	bool bad = op->a[12] != MF_OPT_BAD_NONE;
 	if (bad ? r != -22 : (r != 0 && r != -16))
 		mf_fail(c, "C1", "mm_slub_configure(\"%s\") returned %d (%s)", buf, r, err);
 	if (r && !err[0])
@@ -956,7 +850,7 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 	expect_quiet(c, "mm_slub_configure");
 	if (e.applied && op->a[5] && mm_slub_fastpath(c->mm) != (enum slub_fastpath)(op->a[5] - 1))
 		mf_fail(c, "C1", "after \"%s\" mm_slub_fastpath() is %s", buf, slub_fastpath_name(mm_slub_fastpath(c->mm)));
-	if (strcmp(slub_fastpath_name(mm_slub_fastpath(c->mm)), fastpaths[1 + mm_slub_fastpath(c->mm)]) ||
+	if (strcmp(slub_fastpath_name(mm_slub_fastpath(c->mm)), mf_opt_fastpaths[1 + mm_slub_fastpath(c->mm)]) ||
 	    strcmp(slub_fastpath_name(SLUB_NR_FASTPATHS), "?"))
 		mf_fail(c, "C1", "slub_fastpath_name is wrong");
 	if (mm_slub_configure(c->mm, " ", NULL, 0) || mm_slub_configure(NULL, "slub_debug", err, sizeof(err)) != -22)
@@ -986,10 +880,7 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 
 static void note_options(FILE *f, const struct mf_op *op)
 {
-	char buf[1024];
-	struct opt_effect e;
-	size_t n = options_text(op, buf, sizeof(buf), &e);
-	fprintf(f, "%ld: \"%.*s%s\"", op->res[0], n > 120 ? 120 : (int)n, buf, n > 120 ? "..." : "");
+	mf_slub_options_note(f, op, dbg_lists);
 }
 
 /* CPU hotplug: a vCPU going dead gives its cpu slabs and cpu partial slabs back (slub_cpu_dead). */
@@ -1316,12 +1207,7 @@ static const struct mf_opdesc slub_ops[] = {
 	{ "options", "mm_slub_configure: slub_debug (keep / plain / flags[,list] / two blocks / off), fast path, "
 	  "hardening, randomisation, init_on_alloc/free, min/max order, min_objects, every Nth new slab failing, "
 	  "seed; bad: one invalid option, first (nothing applied) or last", w_op_options, note_options,
-	  { MF_A_ENUM("debug", dbg_modes), MF_A_FLAGS("dflags", dbg_letters, NULL), MF_A_ENUM("dlist", dbg_lists),
-	    MF_A_FLAGS("dflags2", dbg_letters, NULL), MF_A_ENUM("dlist2", dbg_lists), MF_A_ENUM("fastpath", fastpaths),
-	    MF_A_ENUM("hardened", tri), MF_A_ENUM("random", tri), MF_A_ENUM("init_alloc", tri),
-	    MF_A_ENUM("init_free", tri), MF_A_ENUM("min_order", min_orders), MF_A_ENUM("max_order", max_orders),
-	    MF_A_ENUM("bad", bads), MF_A_BOOL("bad_last"), MF_A_ENUM("min_objects", min_objs),
-	    MF_A_ENUM("fail_new_slab", fails), MF_A_ENUM("seed", seeds) } },
+	  MF_SLUB_OPTION_ARGS(dbg_lists) },
 	{ "hotplug", "mm_cpu_offline (refused for the last online vCPU) or mm_cpu_online of vCPU cpu", w_op_hotplug,
 	  note_count, { MF_A_INT("cpu", 0, 3), MF_A_BOOL("online") } },
 	{ "clobber", "one byte of a live object's red zone, or of a just freed one's red zone or poison, then "
@@ -1341,38 +1227,6 @@ static void slub_config_of(const struct mf_op *setup, struct mm_config *cfg)
 	mf_config_named(cfg, (enum mf_config_kind)setup->a[0], (unsigned int)setup->a[1]);
 }
 
-/*
- * Options outlive mm_reset() (hooks.c): an input that changed them marks
- * its instance, and the next input on that instance first puts back the
- * options an instance is created with (the defaults of hooks.c's
- * slab_setup(), then MMFUZZ_SLUB).  That runs right after mm_reset(), when
- * every cache is empty, so every layout is recomputed - from the seed, as
- * at creation, and the random state is put back to the seed afterwards -
- * and the input runs exactly as on a fresh instance.
- */
-#define SLUB_DEFAULTS "slub_debug=- slub_fastpath=cmpxchg slab_freelist_hardened=1 slab_freelist_random=1 " \
-	"init_on_alloc=0 init_on_free=0 slub_min_order=0 slub_max_order=3 slub_min_objects=0 slub_fail_new_slab=0"
-#define SLUB_DEFAULT_SEED "0x5eed"
-static struct mm *dirty[64];
-
-static void slub_restore(struct mf_ctx *c)
-{
-	const char *env = getenv("MMFUZZ_SLUB"), *p;
-	char buf[1024], seed[64], err[256];
-	size_t n = 0;
-
-	snprintf(seed, sizeof(seed), "slub_seed=%s", SLUB_DEFAULT_SEED);
-	for (p = env; p && (p = strstr(p, "slub_seed=")); p++)
-		if (p == env || p[-1] == ' ' || p[-1] == '\t') {
-			n = strcspn(p, " \t\n");
-			snprintf(seed, sizeof(seed), "%.*s", (int)(n < 60 ? n : 60), p);
-		}
-	snprintf(buf, sizeof(buf), "%s %s", SLUB_DEFAULTS, env ? env : "");
-	if (mm_slub_configure(c->mm, seed, err, sizeof(err)) || mm_slub_configure(c->mm, buf, err, sizeof(err)) ||
-	    mm_slub_configure(c->mm, seed, err, sizeof(err)))
-		mf_fail(c, "C1", "putting SLUB's options back after mm_reset() failed: %s", err);
-}
-
 static bool slub_begin(struct mf_ctx *c, const struct mf_op *setup)
 {
 	struct mm_config cfg;
@@ -1380,11 +1234,7 @@ static bool slub_begin(struct mf_ctx *c, const struct mf_op *setup)
 	slub_config_of(setup, &cfg);
 	if (!mf_instance(c, &cfg))
 		mf_fail(c, "C1", "mm_create failed for the named config %s", mf_config_names[setup->a[0]]);
-	for (unsigned int i = 0; i < sizeof(dirty) / sizeof(dirty[0]); i++)
-		if (dirty[i] == c->mm) {
-			slub_restore(c);
-			dirty[i] = NULL;
-		}
+	mf_slub_options_restore_if_dirty(c);
 	memset(&ss, 0, sizeof(ss));
 	ss.c = c;
 	ss.st_hardened = true;
@@ -1417,18 +1267,8 @@ static void slub_end(struct mf_ctx *c)
 	/* A destroyed cache kept for its leaks is among these: its objects are all freed now. */
 	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
 		kmem_cache_shrink(s);
-	if (ss.opts_changed) {
-		unsigned int i, free_i = ~0u;
-		for (i = 0; i < sizeof(dirty) / sizeof(dirty[0]) && dirty[i] != c->mm; i++)
-			if (!dirty[i] && free_i == ~0u)
-				free_i = i;
-		if (i == sizeof(dirty) / sizeof(dirty[0])) {
-			if (free_i == ~0u)
-				mf_fail(c, "C1", "harness: more than %zu instances with changed SLUB options",
-					sizeof(dirty) / sizeof(dirty[0]));
-			dirty[free_i] = c->mm;
-		}
-	}
+	if (ss.opts_changed)
+		mf_slub_options_mark_dirty(c);
 }
 
 static const struct mf_target slub_target = {

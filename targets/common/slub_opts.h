@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slub_opts.h - the `options` op of the slub and kmalloc targets: SLUB's
+ * options (mm_slub_configure, the kernel's boot parameters slub_debug=,
+ * slub_fastpath=, slab_freelist_hardened=, init_on_alloc/free=,
+ * slub_min/max_order=, slub_min_objects=, slub_fail_new_slab=, slub_seed=)
+ * written as option text from the op's arguments, one invalid option put
+ * first (nothing applied) or last (the rest applied) on demand; and putting
+ * an instance's options back after an input changed them (options outlive
+ * mm_reset()).  Each target keeps its own checks of the effect.
+ */
+#ifndef MF_SLUB_OPTS_H
+#define MF_SLUB_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "harness.h"
+
+/* The argument tables (sized, so MF_A_ENUM / MF_A_FLAGS can count them). */
+extern const struct mf_flag mf_opt_dbg_letters[7];
+extern const char *const mf_opt_dbg_modes[5];
+enum { MF_DBG_KEEP, MF_DBG_PLAIN, MF_DBG_FLAGS, MF_DBG_TWO, MF_DBG_OFF };
+extern const char *const mf_opt_fastpaths[4];
+extern const char *const mf_opt_tri[3];
+extern const char *const mf_opt_min_orders[5];
+extern const char *const mf_opt_max_orders[6];
+extern const char *const mf_opt_min_objs[7];
+extern const char *const mf_opt_fails[7];
+extern const char *const mf_opt_seeds[4];
+extern const char *const mf_opt_bads[15];
+enum { MF_OPT_BAD_NONE, MF_OPT_BAD_LONG = 9 };
+
+/*
+ * The op's arguments, in this order (op->a[0..16]); @lists: the target's
+ * slub_debug cache lists (7 entries, [0] "all").
+ */
+#define MF_SLUB_OPTION_ARGS(lists)                                                                          \
+	{ MF_A_ENUM("debug", mf_opt_dbg_modes), MF_A_FLAGS("dflags", mf_opt_dbg_letters, NULL),              \
+	  MF_A_ENUM("dlist", lists), MF_A_FLAGS("dflags2", mf_opt_dbg_letters, NULL),                        \
+	  MF_A_ENUM("dlist2", lists), MF_A_ENUM("fastpath", mf_opt_fastpaths), MF_A_ENUM("hardened", mf_opt_tri), \
+	  MF_A_ENUM("random", mf_opt_tri), MF_A_ENUM("init_alloc", mf_opt_tri), MF_A_ENUM("init_free", mf_opt_tri), \
+	  MF_A_ENUM("min_order", mf_opt_min_orders), MF_A_ENUM("max_order", mf_opt_max_orders),               \
+	  MF_A_ENUM("bad", mf_opt_bads), MF_A_BOOL("bad_last"), MF_A_ENUM("min_objects", mf_opt_min_objs),     \
+	  MF_A_ENUM("fail_new_slab", mf_opt_fails), MF_A_ENUM("seed", mf_opt_seeds) }
+
+/* What SLUB holds after the call. */
+struct mf_opt_effect {
+	bool applied;                   /* the tokens reached SLUB (no invalid one before them) */
+	int hardened, init_free;        /* -1: not given */
+};
+
+/* The option text of an options op (also what its note prints); returns its length. */
+size_t mf_slub_options_text(const struct mf_op *op, const char *const *lists, char *buf, size_t len,
+			    struct mf_opt_effect *e);
+/* The op's note: the return value and the text. */
+void mf_slub_options_note(FILE *f, const struct mf_op *op, const char *const *lists);
+
+/* The input changed the options of its instance: the next input on it puts them back first. */
+void mf_slub_options_mark_dirty(struct mf_ctx *c);
+/* At begin: put the options back (slab_setup()'s defaults, MMFUZZ_SLUB, its seed) if they were changed. */
+void mf_slub_options_restore_if_dirty(struct mf_ctx *c);
+
+#endif /* MF_SLUB_OPTS_H */

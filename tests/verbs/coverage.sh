@@ -6,26 +6,9 @@
 #                                        in BUILD): a report line for allocator/page/buddy.c with
 #                                        a non-zero percentage, JSON that adds up, an HTML report
 set -u
-mode=$1 ROOT=$2 WORK=$3
-MMFUZZ=$ROOT/mmfuzz
-fails=0
-rm -rf "$WORK" && mkdir -p "$WORK"
-
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-expect() {
-	local want=$1 re=$2 out rc
-	shift 2
-	out=$("$MMFUZZ" coverage "$@" 2>&1)
-	rc=$?
-	if [[ $rc != "$want" ]]; then
-		fail "coverage $*: exit $rc, want $want; output:"$'\n'"$out"
-	elif ! grep -Eq -- "$re" <<<"$out"; then
-		fail "coverage $*: no /$re/ in:"$'\n'"$out"
-	else
-		echo "ok: coverage $* -> exit $rc, /$re/"
-	fi
-}
+VERB=coverage
+# shellcheck source=tests/verbs/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 case $mode in
 usage)

@@ -9,27 +9,9 @@
 # block with its buddy across a zone boundary; checker B2), built as a
 # libFuzzer binary in BUILD by the verb's own --inject/--build-dir.
 set -u
-mode=$1 ROOT=$2 WORK=$3
-MMFUZZ=$ROOT/mmfuzz
-fails=0
-rm -rf "$WORK" && mkdir -p "$WORK"
-
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-# expect RC REGEX ARGS...: ./mmfuzz minimize ARGS exits RC and prints REGEX.
-expect() {
-	local want=$1 re=$2 out rc
-	shift 2
-	out=$("$MMFUZZ" minimize "$@" 2>&1)
-	rc=$?
-	if [[ $rc != "$want" ]]; then
-		fail "minimize $*: exit $rc, want $want; output:"$'\n'"$out"
-	elif ! grep -Eq -- "$re" <<<"$out"; then
-		fail "minimize $*: no /$re/ in:"$'\n'"$out"
-	else
-		echo "ok: minimize $* -> exit $rc, /$re/"
-	fi
-}
+VERB=minimize
+# shellcheck source=tests/verbs/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 case $mode in
 usage)

@@ -1,0 +1,24 @@
+# tests/verbs/lib.sh - sourced by the verb tests (minimize.sh, coverage.sh):
+# VERB must be set; after `source`, $mode $ROOT $WORK $MMFUZZ are set, WORK
+# is empty, and fail / expect count failures in $fails.
+mode=$1 ROOT=$2 WORK=$3
+MMFUZZ=$ROOT/mmfuzz
+fails=0
+rm -rf "$WORK" && mkdir -p "$WORK"
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect RC REGEX ARGS...: ./mmfuzz $VERB ARGS exits RC and prints REGEX.
+expect() {
+	local want=$1 re=$2 out rc
+	shift 2
+	out=$("$MMFUZZ" "$VERB" "$@" 2>&1)
+	rc=$?
+	if [[ $rc != "$want" ]]; then
+		fail "$VERB $*: exit $rc, want $want; output:"$'\n'"$out"
+	elif ! grep -Eq -- "$re" <<<"$out"; then
+		fail "$VERB $*: no /$re/ in:"$'\n'"$out"
+	else
+		echo "ok: $VERB $* -> exit $rc, /$re/"
+	fi
+}

@@ -191,13 +191,23 @@ static __always_inline bool slab_free_hook(struct kmem_cache *s, struct page *sl
 #else
 	(void)slab;
 #endif
+	/*
+	 * init_on_free as Linux 6.12 does it: only the orig_size bytes the
+	 * client asked for are zeroed, and the request size is put back after
+	 * the metadata is - 6.6 zeroed both, so a kmalloc cache with red zones
+	 * and user tracking (slub_debug=ZU) then failed its own kmalloc
+	 * red-zone check on every free and leaked the object (found by the
+	 * kmalloc target).
+	 */
 	if (init) {
 		unsigned int rsize = (s->flags & SLAB_RED_ZONE) ? s->red_left_pad : 0;
+		unsigned int orig_size = get_orig_size(s, x);
 		kasan_unpoison(x, s->object_size);
-		memset(x, 0, s->object_size);
+		memset(x, 0, orig_size);
 		for (unsigned int off = s->inuse; off + 8 <= s->size - rsize; off += 8)
 			if (off != s->offset)
 				metadata_write_word((char *)x + off, 0);
+		set_orig_size(s, x, orig_size);
 	}
 	kasan_poison_free(s, x);
 	return !slub_quarantine_put(s, x);

@@ -9,7 +9,10 @@
 
 #include <stdio.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
+
+#include "mm/mm.h"
 
 static _Atomic int test_failures;   /* atomic: threads may CHECK too */
 static _Atomic int test_checks;
@@ -59,5 +62,19 @@ static _Atomic int test_checks;
 		printf("%s: %d checks, %d failed\n", __FILE__, test_checks, test_failures); \
 		return test_failures ? 1 : 0;                                         \
 	} while (0)
+
+/* The tiny config (mm_config_tiny) with @nr_cpus vCPUs; NULL, said on stderr, if mm_create refuses. */
+static inline struct mm *test_make_mm(unsigned int nr_cpus, bool quiet)
+{
+	struct mm_config c;
+	char err[256];
+	mm_config_tiny(&c);
+	c.nr_cpus = nr_cpus;
+	c.quiet = quiet;
+	struct mm *mm = mm_create(&c, err, sizeof(err));
+	if (!mm)
+		fprintf(stderr, "mm_create: %s\n", err);
+	return mm;
+}
 
 #endif /* MM_TEST_H */

@@ -15,18 +15,6 @@
 #include "mm/cpu.h"
 #include "test.h"
 
-static struct mm *make_mm(unsigned int nr_cpus)
-{
-	struct mm_config c;
-	char err[256];
-	mm_config_tiny(&c);
-	c.nr_cpus = nr_cpus;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		fprintf(stderr, "mm_create: %s\n", err);
-	return mm;
-}
-
 static void yield_wait(enum mm_wait_reason why, const void *what, void *ctx)
 {
 	(void)why; (void)what; (void)ctx;
@@ -59,7 +47,7 @@ static void *second(void *arg)
 static void test_exclusive(void)
 {
 	pthread_t th;
-	xmm = make_mm(2);
+	xmm = test_make_mm(2, false);
 	REQUIRE(xmm);
 	CHECK(mm_cpu_attach(xmm, 0) == 0);
 	CHECK(mm_cpu_holder(xmm, 0) == mm_task_current());
@@ -115,7 +103,7 @@ static void *implicit(void *arg)
 static void test_implicit(void)
 {
 	pthread_t th[3];
-	imm = make_mm(2);
+	imm = test_make_mm(2, false);
 	REQUIRE(imm);
 	for (int i = 0; i < 3; i++)
 		atomic_store(&i_cpu[i], -1);
@@ -177,8 +165,8 @@ static void *other_task(void *arg)
 static void test_two_instances(void)
 {
 	pthread_t th;
-	a = make_mm(2);
-	b = make_mm(3);
+	a = test_make_mm(2, false);
+	b = test_make_mm(3, false);
 	REQUIRE(a && b);
 	CHECK(raw_smp_processor_id(a) == 0);
 	CHECK(raw_smp_processor_id(b) == 0);

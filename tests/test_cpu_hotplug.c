@@ -19,18 +19,6 @@
 #include "mm/cpu.h"
 #include "test.h"
 
-static struct mm *make_mm(unsigned int nr_cpus)
-{
-	struct mm_config c;
-	char err[256];
-	mm_config_tiny(&c);
-	c.nr_cpus = nr_cpus;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		fprintf(stderr, "mm_create: %s\n", err);
-	return mm;
-}
-
 static void yield_wait(enum mm_wait_reason why, const void *what, void *ctx)
 {
 	(void)why; (void)what; (void)ctx;
@@ -85,7 +73,7 @@ static void *attach_one(void *arg)
 static void test_callbacks(void)
 {
 	pthread_t th;
-	hmm = make_mm(3);
+	hmm = test_make_mm(3, false);
 	REQUIRE(hmm);
 	/* The allocator's layers registered their states at creation: ids continue after them. */
 	int id_a = mm_cpuhp_register(hmm, "a", on_a, dead_a);
@@ -182,7 +170,7 @@ static void *busy(void *arg)
 static void test_offline_held(void)
 {
 	pthread_t th;
-	bmm = make_mm(2);
+	bmm = test_make_mm(2, false);
 	REQUIRE(bmm);
 	mm_set_wait_hook(yield_wait, NULL);
 	REQUIRE(pthread_create(&th, NULL, busy, NULL) == 0);
@@ -233,7 +221,7 @@ static void *offliner(void *arg)
 static void test_read_lock(void)
 {
 	pthread_t th;
-	rmm = make_mm(2);
+	rmm = test_make_mm(2, false);
 	REQUIRE(rmm);
 	cpus_read_lock(rmm);
 	REQUIRE(pthread_create(&th, NULL, offliner, NULL) == 0);

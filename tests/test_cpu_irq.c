@@ -26,18 +26,6 @@ static const bool hooks = true;
 static const bool hooks = false;
 #endif
 
-static struct mm *make_mm(unsigned int nr_cpus)
-{
-	struct mm_config c;
-	char err[256];
-	mm_config_tiny(&c);
-	c.nr_cpus = nr_cpus;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		fprintf(stderr, "mm_create: %s\n", err);
-	return mm;
-}
-
 /* ---- the handler: records its context, allocates and frees ---- */
 
 struct irq_rec {
@@ -276,7 +264,7 @@ static void test_from_signal(void)
 	sa.sa_flags = SA_RESTART;
 	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
 
-	smm = make_mm(2);
+	smm = test_make_mm(2, false);
 	REQUIRE(smm);
 	srec.alloc = true;
 	mm_set_irq_handler(smm, handler, &srec);
@@ -327,7 +315,7 @@ static void test_from_signal(void)
 
 int main(void)
 {
-	struct mm *mm = make_mm(2);
+	struct mm *mm = test_make_mm(2, false);
 	REQUIRE(mm);
 	leak_mm = mm;
 	if (MM_DEBUG >= 1) {

@@ -17,18 +17,6 @@
 #include "mm/cpu.h"
 #include "test.h"
 
-static struct mm *make_mm(unsigned int nr_cpus)
-{
-	struct mm_config c;
-	char err[256];
-	mm_config_tiny(&c);
-	c.nr_cpus = nr_cpus;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		fprintf(stderr, "mm_create: %s\n", err);
-	return mm;
-}
-
 #ifdef MM_TEST_HOOKS
 static const bool hooks = true;
 #else
@@ -381,7 +369,7 @@ static void test_debug_checks(struct mm *mm)
 
 int main(void)
 {
-	struct mm *mm = make_mm(3);
+	struct mm *mm = test_make_mm(3, false);
 	REQUIRE(mm);
 	test_debug_checks(mm);      /* forks: before any thread exists */
 	test_t1(mm);

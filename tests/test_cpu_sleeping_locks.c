@@ -62,18 +62,6 @@
 #define WATCHDOG_S 60
 #endif
 
-static struct mm *make_mm(unsigned int nr_cpus)
-{
-	struct mm_config c;
-	char err[256];
-	mm_config_tiny(&c);
-	c.nr_cpus = nr_cpus;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		fprintf(stderr, "mm_create: %s\n", err);
-	return mm;
-}
-
 /* ---------------------------------------------------------------- who waits on what */
 
 /* One per thread: its last wait, from the wait hook (which then yields). */
@@ -244,7 +232,7 @@ static int dead_needs_cpu(struct mm *mm, unsigned int cpu)
 
 static struct mm *scenario_mm(enum dead_mode mode)
 {
-	struct mm *mm = make_mm(2);
+	struct mm *mm = test_make_mm(2, false);
 	REQUIRE(mm);
 	REQUIRE(mm_cpuhp_register(mm, "test:needs-cpu", NULL, dead_needs_cpu) >= 0);
 	dead.mm = mm;
@@ -633,7 +621,7 @@ static void fr_hotplug_body(struct th *t)
 
 static void test_free_running(void)
 {
-	struct mm *mm = make_mm(2);
+	struct mm *mm = test_make_mm(2, false);
 	REQUIRE(mm);
 	fr.mm = mm;
 	fr.cache = kmem_cache_create(mm, "test-sleeping", 96, 0, 0, NULL);
@@ -691,7 +679,7 @@ static void m_contender(struct th *t)
 
 static void test_mutex(void)
 {
-	struct mm *mm = make_mm(1);
+	struct mm *mm = test_make_mm(1, false);
 	REQUIRE(mm);
 	mm_cpu_detach(mm);
 	struct waiter w = { .name = "main" };

@@ -38,19 +38,6 @@ int main(void)
 }
 #else
 
-static struct mm *make_mm(unsigned int nr_cpus)
-{
-	struct mm_config c;
-	char err[256];
-	mm_config_tiny(&c);
-	c.nr_cpus = nr_cpus;
-	c.quiet = true;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		fprintf(stderr, "mm_create: %s\n", err);
-	return mm;
-}
-
 /* ---------------------------------------------------------------- an allocator workload */
 
 struct work {
@@ -148,7 +135,7 @@ static struct run_copy run_work(struct work *w, enum sched_policy p, uint64_t se
 
 static void test_determinism(void)
 {
-	struct work w = { .mm = make_mm(4), .ops = 12 };
+	struct work w = { .mm = test_make_mm(4, true), .ops = 12 };
 	REQUIRE(w.mm);
 	static const enum sched_policy pols[] = { SCHED_RANDOM, SCHED_PCT, SCHED_STICKY };
 	for (size_t pi = 0; pi < sizeof(pols) / sizeof(pols[0]); pi++) {
@@ -316,7 +303,7 @@ static int take_ba(void *ctx)
 
 static void test_deadlock(void)
 {
-	struct locks l = { .mm = make_mm(2) };
+	struct locks l = { .mm = test_make_mm(2, true) };
 	REQUIRE(l.mm);
 	int deadlocks = 0, ok = 0;
 	for (int run = 0; run < 200; run++) {
@@ -416,7 +403,7 @@ static int set_flag(void *ctx)
 
 static void test_atomics_and_vcpus(void)
 {
-	struct cas c = { .mm = make_mm(2) };
+	struct cas c = { .mm = test_make_mm(2, true) };
 	REQUIRE(c.mm);
 	struct sched_task_desc t[3] = { { "c0", cas_inc, &c, -1 }, { "c1", cas_inc, &c, -1 }, { "c2", cas_inc, &c, -1 } };
 	unsigned long switches_on = 0, switches_off = 0;
@@ -658,7 +645,7 @@ static void test_wilson(void)
  */
 static uint64_t hash_of_runs(void)
 {
-	struct work w = { .mm = make_mm(4), .ops = 12 };
+	struct work w = { .mm = test_make_mm(4, true), .ops = 12 };
 	uint64_t h = 0;
 	for (int p = 0; p < 3; p++)
 		for (uint64_t run = 0; run < 4; run++) {

@@ -12,11 +12,10 @@
 #include "internal.h"
 
 /*
- * split_free_page(): a free block larger than a pageblock that covers
- * @pfn's pageblock is split into pageblock-sized blocks, each freed with its
- * own pageblock's type (so the isolated one does not merge back).
+ * The free block larger than a pageblock that covers @pfn (isolated
+ * neighbours merge), its order in *@order; NULL if none.  Under zone->lock.
  */
-static void split_covering_block(struct zone *zone, unsigned long pfn)
+static struct page *covering_free_block(struct zone *zone, unsigned long pfn, unsigned int *order)
 {
 	struct mm *mm = zone->mm;
 
@@ -25,8 +24,27 @@ static void split_covering_block(struct zone *zone, unsigned long pfn)
 		if (!__pfn_valid(mm, head))
 			continue;
 		struct page *hp = __pfn_to_page(mm, head);
-		if (!PageBuddy(hp) || buddy_order(hp) != o || page_zonenum(hp) != (unsigned)zone->idx)
-			continue;
+		if (PageBuddy(hp) && buddy_order(hp) == o && page_zonenum(hp) == (unsigned)zone->idx) {
+			*order = o;
+			return hp;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * split_free_page(): a free block larger than a pageblock that covers
+ * @pfn's pageblock is split into pageblock-sized blocks, each freed with its
+ * own pageblock's type (so the isolated one does not merge back).
+ */
+static void split_covering_block(struct zone *zone, unsigned long pfn)
+{
+	struct mm *mm = zone->mm;
+	unsigned int o;
+	struct page *hp = covering_free_block(zone, pfn, &o);
+
+	if (hp) {
+		unsigned long head = pfn & ~((1UL << o) - 1);
 		/*
 		 * Accounting: every page of the covering block counted in
 		 * NR_FREE_PAGES (an isolated pageblock never merges into a
@@ -49,7 +67,6 @@ static void split_covering_block(struct zone *zone, unsigned long pfn)
 			if (is_migrate_isolate(mt))
 				__mod_zone_page_state(zone, NR_FREE_PAGES, (long)pageblock_nr_pages(mm));
 		}
-		return;
 	}
 }
 
@@ -107,16 +124,12 @@ int mm_unisolate_pageblock(struct mm *mm, unsigned long pfn)
 	 * list and free it again pageblock by pageblock - this one now movable
 	 * (and counted), the others still isolated.
 	 */
-	for (unsigned int o = mm->pageblock_order + 1; o <= MAX_ORDER(mm); o++) {
-		unsigned long head = pfn & ~((1UL << o) - 1);
-		if (!__pfn_valid(mm, head))
-			continue;
-		struct page *hp = __pfn_to_page(mm, head);
-		if (!PageBuddy(hp) || buddy_order(hp) != o || page_zonenum(hp) != (unsigned)zone->idx)
-			continue;
+	unsigned int o;
+	struct page *hp = covering_free_block(zone, pfn, &o);
+	if (hp) {
 		del_page_from_free_list(zone, hp, o);   /* isolated: never counted */
 		set_pageblock_migratetype(zone, pfn, MIGRATE_MOVABLE);
-		split_large_buddy(zone, hp, head, o);
+		split_large_buddy(zone, hp, pfn & ~((1UL << o) - 1), o);
 		spin_unlock_irqrestore(&zone->lock, flags);
 		return 0;
 	}
@@ -128,17 +141,7 @@ int mm_unisolate_pageblock(struct mm *mm, unsigned long pfn)
 	 * usual; only a whole free pageblock was kept from merging with its
 	 * neighbour.  Free that one again so coalescing is maximal.
 	 */
-	unsigned long start = pfn & ~(pageblock_nr_pages(mm) - 1);
-	if (__pfn_valid(mm, start)) {
-		struct page *sp = __pfn_to_page(mm, start);
-		if (PageBuddy(sp) && buddy_order(sp) >= mm->pageblock_order &&
-		    page_zonenum(sp) == (unsigned)zone->idx) {
-			unsigned int o = buddy_order(sp);
-			del_page_from_free_list(zone, sp, o);
-			__mod_zone_freepage_state(zone, -(1L << o), MIGRATE_MOVABLE);
-			split_large_buddy(zone, sp, start, o);
-		}
-	}
+	remerge_pageblock(zone, pfn, MIGRATE_MOVABLE);
 	spin_unlock_irqrestore(&zone->lock, flags);
 	return 0;
 }

@@ -59,8 +59,7 @@ static unsigned long cfg_pages(const struct mm_config *c, int max_zone)
 /* ---- snapshots of the buddy allocator ---- */
 
 struct snap {
-	unsigned long nr_free[MAX_NR_ZONES][MM_NR_ORDERS_LIMIT];
-	long free[MAX_NR_ZONES];
+	struct free_snap f;             /* buddy_test.h */
 	char *buddyinfo;
 	char *pagetypeinfo;
 };
@@ -78,15 +77,7 @@ static char *dump_text(struct mm *mm, void (*fn)(struct mm *, FILE *))
 
 static void snap_take(struct mm *mm, struct snap *s)
 {
-	memset(s, 0, sizeof(*s));
-	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *zone = mm_zone(mm, z);
-		if (!zone)
-			continue;
-		s->free[z] = zone_free_pages(zone);
-		for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++)
-			s->nr_free[z][o] = zone_nr_free(zone, o);
-	}
+	free_snap_take(mm, &s->f);
 	s->buddyinfo = dump_text(mm, mm_dump_buddyinfo);
 	s->pagetypeinfo = dump_text(mm, mm_dump_pagetypeinfo);
 }
@@ -102,13 +93,13 @@ static int snap_compare(const char *what, const struct snap *a, const struct sna
 {
 	int diffs = 0;
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		CHECK_MSG(a->free[z] == b->free[z], "%s: zone %d NR_FREE_PAGES %ld, at creation %ld", what, z,
-			  b->free[z], a->free[z]);
-		diffs += a->free[z] != b->free[z];
+		CHECK_MSG(a->f.free[z] == b->f.free[z], "%s: zone %d NR_FREE_PAGES %ld, at creation %ld", what, z,
+			  b->f.free[z], a->f.free[z]);
+		diffs += a->f.free[z] != b->f.free[z];
 		for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++) {
-			CHECK_MSG(a->nr_free[z][o] == b->nr_free[z][o], "%s: zone %d order %u nr_free %lu, at creation %lu",
-				  what, z, o, b->nr_free[z][o], a->nr_free[z][o]);
-			diffs += a->nr_free[z][o] != b->nr_free[z][o];
+			CHECK_MSG(a->f.nr_free[z][o] == b->f.nr_free[z][o], "%s: zone %d order %u nr_free %lu, at creation %lu",
+				  what, z, o, b->f.nr_free[z][o], a->f.nr_free[z][o]);
+			diffs += a->f.nr_free[z][o] != b->f.nr_free[z][o];
 		}
 	}
 	CHECK_MSG(strcmp(a->buddyinfo, b->buddyinfo) == 0, "%s: buddyinfo differs:\n%s---- at creation:\n%s", what,
@@ -256,7 +247,7 @@ static void fill_order0(struct mm *mm, gfp_t gfp, int max_zone, int check2_every
 		struct zone *zone = mm_zone(mm, z);
 		if (!zone)
 			continue;
-		long expect = z <= max_zone ? 0 : s0.free[z];
+		long expect = z <= max_zone ? 0 : s0.f.free[z];
 		CHECK_MSG(zone_free_pages(zone) == expect, "%s: zone %d has %ld free pages, expected %ld", name, z,
 			  zone_free_pages(zone), expect);
 		if (z <= max_zone)

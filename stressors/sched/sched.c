@@ -392,6 +392,11 @@ static void switch_point(struct sched *s, enum sched_ev ev, int point, const voi
 	}
 	t->state = TS_READY;
 	progress(s);
+	if (ev == EV_POINT && s->o->point_check) {
+		sched_tsan_ignore_end();        /* the scenario's check reads allocator state */
+		s->o->point_check(s->o->point_ctx, point);
+		sched_tsan_ignore_begin();
+	}
 	if (ev == EV_POINT || ev == EV_YIELD) {
 		inject(s, point);
 		t->state = TS_READY;    /* waits inside an interrupt handler are over */

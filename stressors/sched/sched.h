@@ -149,6 +149,12 @@ struct sched_opts {
 	int (*finish)(void *ctx);
 	void *finish_ctx;
 
+	/* At every preemption point of opts.mm a task reaches, in the task's
+	 * context, before the interrupt, migration and switch decisions: the
+	 * scenario's per-point invariants (sched_fail to fail).  NULL: none. */
+	void (*point_check)(void *ctx, int point);
+	void *point_ctx;
+
 	const char *scenario;       /* name, saved in artifacts (for ./mmfuzz repro sched) */
 	const char *config;         /* the scenario's own parameters, saved in artifacts */
 };

@@ -22,7 +22,7 @@
  *   mmfuzz-sched-stress MODE --deterministic [--seed X] [--runs N] [--run I]
  *       [--policy random|pct|sticky] [--tasks T] [--cpus M] [--steps K]
  *       [--no-irq] [--no-migrate] [--irq-permille P] [--migrate-permille P]
- *       [--selftest scribble|leak|race]
+ *       [--no-tid-check] [--selftest scribble|leak|race]
  *       [--trace] [--artifact FILE] [--replay FILE] [--quiet]
  *   mmfuzz-sched-stress MODE --deterministic --grade [--runs N]
  *       [--policy all|P[,P...]] [--json FILE] [same scenario options]
@@ -59,6 +59,7 @@
 #include "mm/mm.h"
 #include "mm/slab.h"
 #include "sched/sched.h"
+#include "sched/tidwatch.h"
 
 #ifndef MM_TEST_HOOKS
 int main(void)
@@ -107,6 +108,8 @@ struct world {
 	bool irqs, migrations;          /* --no-irq, --no-migrate clear them */
 	bool pcp_updated;               /* a task changed pcp high/batch: back to the boot values before the next run */
 	unsigned irq_permille, migrate_permille; /* chances at an eligible point (default 40 each) */
+	bool tid_check;                 /* the tid contract at every committed point (--no-tid-check clears it) */
+	struct tidwatch tw;             /* its state: the last {tid, freelist} per cache and vCPU */
 };
 
 static struct world W;
@@ -366,6 +369,28 @@ static void batch_check(struct world *w)
 }
 
 /*
+ * The tid contract (sched/tidwatch.h) on the running task's vCPU, where
+ * the pair must be a committed state: at a preemption point with
+ * interrupts enabled (something else may run on the vCPU now), and
+ * between ops.  A task that holds no vCPU has nothing to look at.
+ */
+static void tid_check(struct world *w, const char *where)
+{
+	char msg[400];
+	int cpu;
+	if (!w->tid_check || mm_irqs_disabled() || mm_in_interrupt() || (cpu = mm_cpu_current(w->mm)) < 0)
+		return;
+	if (!tidwatch_observe(&w->tw, cpu, where, msg, sizeof(msg)))
+		sched_fail("%s", msg);
+}
+
+/* opts.point_check: every preemption point a task reaches. */
+static void point_check(void *ctx, int point)
+{
+	tid_check(ctx, mm_pp_name((enum mm_pp)point));
+}
+
+/*
  * --selftest: plant a fault in the middle of a task's ops.  race is the
  * classic lost update: a plain read-modify-write split by a preemption
  * point (the counter is atomic only so that TSan, which sees fibers as
@@ -410,6 +435,7 @@ static int task_fn(void *ctx)
 			m = (enum mode)rnd(M_MIXED);
 		unsigned r = (unsigned)rnd(16);
 		struct obj o;
+		tid_check(w, "between ops");
 		if (r == 0) {
 			drain_all_pages(w->mm, NULL);
 			sched_op("drain_all", 0);
@@ -442,6 +468,7 @@ static int task_fn(void *ctx)
 				atomic_fetch_add_explicit(&w->ops, 1, memory_order_relaxed);
 		}
 		atomic_fetch_add_explicit(&w->ops, 1, memory_order_relaxed);
+		tid_check(w, "between ops");
 		if ((i + 1) % BATCH == 0 || i + 1 == w->steps)
 			batch_check(w);
 	}
@@ -569,6 +596,7 @@ static int world_create(struct world *w)
 			return -1;
 		}
 	}
+	tidwatch_init(&w->tw, w->caches, NCACHES, w->cpus);
 	return 0;
 }
 
@@ -585,6 +613,7 @@ static int world_setup(struct world *w, struct sched_task_desc *t)
 	w->done = 0;
 	atomic_store(&w->race, 0);
 	memset(w->irq_held, 0, sizeof(w->irq_held));
+	tidwatch_reset(&w->tw);         /* mm_reset put every tid back */
 	long f = total_free(w->mm);
 	if (f != w->free_created) {
 		fprintf(stderr, "mmfuzz-sched-stress: mm_reset left %ld free pages, %ld at creation\n", f,
@@ -612,7 +641,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: mmfuzz-sched-stress MODE --deterministic [--seed X] [--runs N] [--run I]\n"
 		   "           [--policy random|pct|sticky] [--tasks T] [--cpus M] [--steps K]\n"
 		   "           [--no-irq] [--no-migrate] [--irq-permille P] [--migrate-permille P]\n"
-		   "           [--selftest scribble|leak|race]\n"
+		   "           [--no-tid-check] [--selftest scribble|leak|race]\n"
 		   "           [--trace] [--artifact FILE] [--replay FILE] [--quiet]\n"
 		   "       mmfuzz-sched-stress MODE --deterministic --grade [--runs N] [--policy all|P,P..]\n"
 		   "           [--json FILE] [scenario options as above]\n"
@@ -633,8 +662,9 @@ static void format_rerun(char *buf, size_t len, const struct world *w, uint64_t 
 		snprintf(rates, sizeof(rates), " --irq-permille %u --migrate-permille %u", w->irq_permille,
 			 w->migrate_permille);
 	snprintf(buf, len, "./mmfuzz stress %s --deterministic --seed %#" PRIx64 " --run %lu --policy %s "
-		 "--tasks %d --cpus %d --steps %d%s%s%s%s%s", mode_names[w->mode], seed, run, sched_policy_name(policy),
+		 "--tasks %d --cpus %d --steps %d%s%s%s%s%s%s", mode_names[w->mode], seed, run, sched_policy_name(policy),
 		 w->tasks, w->cpus, w->steps, w->irqs ? "" : " --no-irq", w->migrations ? "" : " --no-migrate", rates,
+		 w->tid_check ? "" : " --no-tid-check",
 		 w->selftest ? " --selftest " : "", w->selftest ? w->selftest : "");
 }
 
@@ -648,6 +678,8 @@ static void base_opts(struct sched_opts *o, struct world *w)
 	o->migrate_permille = w->migrate_permille;
 	o->finish = world_finish;
 	o->finish_ctx = w;
+	o->point_check = point_check;
+	o->point_ctx = w;
 	o->scenario = "stress";
 }
 
@@ -906,6 +938,7 @@ int main(int argc, char **argv)
 	w->migrations = true;
 	w->irq_permille = 40;
 	w->migrate_permille = 40;
+	w->tid_check = true;
 
 	if (argc == 4 && !strcmp(argv[1], "--wilson")) {
 		double lo, hi;
@@ -936,6 +969,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--json")) { NEEDV(); json = v;
 		} else if (!strcmp(a, "--no-irq")) { w->irqs = false;
 		} else if (!strcmp(a, "--no-migrate")) { w->migrations = false;
+		} else if (!strcmp(a, "--no-tid-check")) { w->tid_check = false;
 		} else if (!strcmp(a, "--irq-permille")) { NEEDV(); w->irq_permille = (unsigned)atoi(v);
 		} else if (!strcmp(a, "--migrate-permille")) { NEEDV(); w->migrate_permille = (unsigned)atoi(v);
 		} else if (!strcmp(a, "--selftest")) {
@@ -1005,6 +1039,8 @@ int main(int argc, char **argv)
 		for (int k = 0; st && k < 3; k++)
 			if (!strcmp(st + 10, kinds[k]))
 				w->selftest = kinds[k];
+		if (strstr(art.config, " no-tid-check"))
+			w->tid_check = false;
 	}
 	if (mode < 0) {
 		usage(stderr);
@@ -1022,8 +1058,9 @@ int main(int argc, char **argv)
 		return 2;
 
 	char config[160];
-	snprintf(config, sizeof(config), "mode=%s tasks=%d cpus=%d steps=%d%s%s", mode_names[mode], w->tasks, w->cpus,
-		 w->steps, w->selftest ? " selftest=" : "", w->selftest ? w->selftest : "");
+	snprintf(config, sizeof(config), "mode=%s tasks=%d cpus=%d steps=%d%s%s%s", mode_names[mode], w->tasks,
+		 w->cpus, w->steps, w->tid_check ? "" : " no-tid-check", w->selftest ? " selftest=" : "",
+		 w->selftest ? w->selftest : "");
 	struct sched_task_desc t[SCHED_MAX_TASKS];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -82,6 +82,7 @@ int sched_artifact_write(const char *path, const struct sched_opts *o, const str
 	fprintf(f, "max_steps: %lu\n", o->max_steps ? o->max_steps : SCHED_DEFAULT_STEPS);
 	fprintf(f, "irqs: %d\nmigrations: %d\natomic_points: %d\n", o->irqs, o->migrations, o->atomic_points);
 	fprintf(f, "irq_permille: %u\nmigrate_permille: %u\n", o->irq_permille, o->migrate_permille);
+	fprintf(f, "bounce_permille: %u\n", o->bounce_permille);
 	fprintf(f, "pct_depth: %u\npct_k: %lu\nsticky_permille: %u\n", o->pct_depth, o->pct_k, o->sticky_permille);
 	fprintf(f, "outcome: %s\n", sched_outcome_name(r->outcome));
 	put_line(f, "reason", r->reason);
@@ -175,6 +176,8 @@ int sched_artifact_read(const char *path, struct sched_artifact *a, char *err, s
 			a->irq_permille = (unsigned)strtoul(v, NULL, 0);
 		} else if (!strcmp(k, "migrate_permille")) {
 			a->migrate_permille = (unsigned)strtoul(v, NULL, 0);
+		} else if (!strcmp(k, "bounce_permille")) {
+			a->bounce_permille = (unsigned)strtoul(v, NULL, 0);
 		} else if (!strcmp(k, "pct_depth")) {
 			a->pct_depth = (unsigned)strtoul(v, NULL, 0);
 		} else if (!strcmp(k, "pct_k")) {
@@ -252,6 +255,7 @@ void sched_artifact_opts(const struct sched_artifact *a, const struct sched_opts
 	o->atomic_points = a->atomic_points;
 	o->irq_permille = a->irq_permille;
 	o->migrate_permille = a->migrate_permille;
+	o->bounce_permille = a->bounce_permille;
 	o->pct_depth = a->pct_depth;
 	o->pct_k = a->pct_k;
 	o->sticky_permille = a->sticky_permille;

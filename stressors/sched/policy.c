@@ -165,6 +165,10 @@ void policy_begin_run(struct sched *s)
 	}
 	s->dfs_pos = 0;
 	s->dfs_preempts = 0;
+	for (int i = 0; i < s->n; i++) {
+		s->task[i].bounce_cpu = -1;
+		s->task[i].bounce_left = 0;
+	}
 	if (o->policy != SCHED_PCT)
 		return;
 
@@ -217,14 +221,37 @@ static unsigned pct_task(struct sched *s, const int *opts, unsigned nopts)
 	return best;
 }
 
-/* Interrupt and migration decisions of the seeded policies. */
-static unsigned random_inject(struct sched *s, enum sched_dkind kind, unsigned nopts)
+/*
+ * Interrupt and migration decisions of the seeded policies.  A migration
+ * is often followed by a bounce: at each of the task's next
+ * SCHED_BOUNCE_WINDOW migration decisions it goes back to the vCPU it left
+ * with bounce_permille.  Per-CPU code that reads one vCPU's state, is
+ * moved, and acts after coming back - a tid of vCPU A with the cpu area of
+ * vCPU B, committed on A (slub-tid-cpu-mismatch), a this_cpu pointer kept
+ * across a preemption - needs two migrations a few points apart, the
+ * second one back: with independent draws that is the square of a small
+ * chance (and the vCPU left must still be free).
+ */
+static unsigned random_inject(struct sched *s, enum sched_dkind kind, const int *opts, unsigned nopts)
 {
 	const struct sched_opts *o = s->o;
 	if (kind == DK_IRQ)
 		return sched_rng_permille(&s->rng, o->irq_permille) ? 1 : 0;
+	struct sched_task *t = s->cur >= 0 ? &s->task[s->cur] : NULL;
+	if (t && t->bounce_left) {
+		t->bounce_left--;
+		for (unsigned i = 1; i < nopts; i++)
+			if (opts[i] == t->bounce_cpu && sched_rng_permille(&s->rng, o->bounce_permille)) {
+				t->bounce_left = 0;     /* back where it was: no ping-pong */
+				return i;
+			}
+	}
 	if (!sched_rng_permille(&s->rng, o->migrate_permille))
 		return 0;
+	if (t && o->bounce_permille && s->mm) {
+		t->bounce_cpu = mm_cpu_current(s->mm);
+		t->bounce_left = SCHED_BOUNCE_WINDOW;
+	}
 	return 1 + sched_rng_below(&s->rng, nopts - 1);
 }
 
@@ -321,11 +348,11 @@ unsigned policy_decide(struct sched *s, enum sched_dkind kind, const int *opts, 
 	case SCHED_RANDOM:
 		if (kind == DK_TASK)
 			return sched_rng_below(&s->rng, nopts);
-		return random_inject(s, kind, nopts);
+		return random_inject(s, kind, opts, nopts);
 	case SCHED_PCT:
 		if (kind == DK_TASK)
 			return pct_task(s, opts, nopts);
-		return random_inject(s, kind, nopts);
+		return random_inject(s, kind, opts, nopts);
 	case SCHED_STICKY:
 		if (kind == DK_TASK) {
 			unsigned pm = o->sticky_permille ? o->sticky_permille : 20;
@@ -333,7 +360,7 @@ unsigned policy_decide(struct sched *s, enum sched_dkind kind, const int *opts, 
 				return sched_rng_below(&s->rng, nopts);
 			return sched_rng_permille(&s->rng, pm) ? 1 + sched_rng_below(&s->rng, nopts - 1) : 0;
 		}
-		return random_inject(s, kind, nopts);
+		return random_inject(s, kind, opts, nopts);
 	case SCHED_DFS:
 		return dfs_decide(s, kind, nopts, cur_ok);
 	case SCHED_BYTES:

@@ -46,6 +46,7 @@ void sched_opts_default(struct sched_opts *o)
 	o->max_steps = SCHED_DEFAULT_STEPS;
 	o->irq_permille = 50;
 	o->migrate_permille = 50;
+	o->bounce_permille = 500;
 	o->pct_depth = 3;
 	o->sticky_permille = 20;
 #ifdef SCHED_TSAN

@@ -49,6 +49,7 @@ struct mm;
 #define SCHED_MAX_TASKS     16          /* tasks per run */
 #define SCHED_REASON_MAX    512         /* bytes of sched_result.reason */
 #define SCHED_DEFAULT_STEPS 100000      /* default hang bound (switch points per run) */
+#define SCHED_BOUNCE_WINDOW 3           /* migration decisions a bounce back may take (bounce_permille) */
 
 /* ---------------------------------------------------------------- policies */
 
@@ -132,6 +133,9 @@ struct sched_opts {
 	bool atomic_points;         /* sched_atomic_point() is a switch point */
 	unsigned irq_permille;      /* random policies: chance of an interrupt at an eligible point */
 	unsigned migrate_permille;  /* random policies: chance of a migration at an eligible point */
+	unsigned bounce_permille;   /* random policies: after a migration, chance at each of the task's
+				       next SCHED_BOUNCE_WINDOW migration decisions of going back to the
+				       vCPU it left (0: never) */
 	unsigned pct_depth;         /* PCT: bug depth d (d-1 change points); 0: 3 */
 	unsigned long pct_k;        /* PCT: steps the change points are drawn from (0: 200; calibrate!) */
 	unsigned sticky_permille;   /* STICKY: chance of switching at a point; 0: 20 */
@@ -261,6 +265,7 @@ struct sched_artifact {
 	unsigned long max_steps;
 	bool irqs, migrations, atomic_points;
 	unsigned irq_permille, migrate_permille, pct_depth, sticky_permille;
+	unsigned bounce_permille;   /* 0 in artifacts older than the bounce */
 	unsigned long pct_k;
 	enum sched_outcome outcome;
 	char reason[SCHED_REASON_MAX];

@@ -216,6 +216,8 @@ struct sched_task {
 	const char *label;          /* the scenario's name for what it does now (timeline only) */
 	unsigned long mark;         /* sched_mark(): where the scenario says the task is */
 	unsigned long mark_points;  /* switch points of this task since its mark (SCRIPT's keys) */
+	int bounce_cpu;             /* random policies: the vCPU its last migration left */
+	unsigned bounce_left;       /* ... and the migration decisions left in which it may go back */
 };
 
 /* Where the live results of a run are written: the engine's own memory, or

@@ -22,7 +22,7 @@
  *   mmfuzz-sched-stress MODE --deterministic [--seed X] [--runs N] [--run I]
  *       [--policy random|pct|sticky] [--tasks T] [--cpus M] [--steps K]
  *       [--no-irq] [--no-migrate] [--irq-permille P] [--migrate-permille P]
- *       [--no-tid-check] [--selftest scribble|leak|race]
+ *       [--bounce-permille P] [--no-tid-check] [--selftest scribble|leak|race]
  *       [--trace] [--artifact FILE] [--replay FILE] [--quiet]
  *   mmfuzz-sched-stress MODE --deterministic --grade [--runs N]
  *       [--policy all|P[,P...]] [--json FILE] [same scenario options]
@@ -108,6 +108,7 @@ struct world {
 	bool irqs, migrations;          /* --no-irq, --no-migrate clear them */
 	bool pcp_updated;               /* a task changed pcp high/batch: back to the boot values before the next run */
 	unsigned irq_permille, migrate_permille; /* chances at an eligible point (default 40 each) */
+	unsigned bounce_permille;       /* chance of going back after a migration (sched.h; default 500) */
 	bool tid_check;                 /* the tid contract at every committed point (--no-tid-check clears it) */
 	struct tidwatch tw;             /* its state: the last {tid, freelist} per cache and vCPU */
 };
@@ -636,18 +637,40 @@ static int world_recover(struct world *w)
 
 /* ---------------------------------------------------------------- main */
 
+/*
+ * The scenario's shape where the command line leaves it open.  The page
+ * modes: 3 tasks over 2 vCPUs, so tasks wait for a vCPU as they wait for a
+ * CPU.  The modes that go through SLUB: 3 tasks over 4 vCPUs and migration
+ * at one eligible point in 5 - a migration needs a free vCPU, and with
+ * more tasks than vCPUs there is none (the one a task sleeps on is
+ * promised to its waiter), so SLUB's per-CPU protocol would almost never
+ * see a task move in the middle of a fast path.
+ */
+static void mode_defaults(struct world *w, enum mode m)
+{
+	bool slub = m == M_SLUB || m == M_BULK || m == M_KMALLOC || m == M_MIXED;
+	if (w->tasks < 0)
+		w->tasks = 3;
+	if (w->cpus < 0)
+		w->cpus = slub ? 4 : 2;
+	if (w->migrate_permille == ~0u)
+		w->migrate_permille = slub ? 200 : 40;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: mmfuzz-sched-stress MODE --deterministic [--seed X] [--runs N] [--run I]\n"
 		   "           [--policy random|pct|sticky] [--tasks T] [--cpus M] [--steps K]\n"
 		   "           [--no-irq] [--no-migrate] [--irq-permille P] [--migrate-permille P]\n"
-		   "           [--no-tid-check] [--selftest scribble|leak|race]\n"
+		   "           [--bounce-permille P] [--no-tid-check] [--selftest scribble|leak|race]\n"
 		   "           [--trace] [--artifact FILE] [--replay FILE] [--quiet]\n"
 		   "       mmfuzz-sched-stress MODE --deterministic --grade [--runs N] [--policy all|P,P..]\n"
 		   "           [--json FILE] [scenario options as above]\n"
 		   "       mmfuzz-sched-stress --wilson K N     (95%% Wilson interval of K in N)\n"
 		   "modes: pages pcp bulk slub kmalloc mixed\n"
 		   "--steps K: allocator ops per task; run I's seed is sched_seed(X, I)\n"
+		   "defaults: 3 tasks, 24 steps, irq 40/1000, bounce 500/1000; pages, pcp: 2 vCPUs, migrate 40/1000;\n"
+		   "          slub, bulk, kmalloc, mixed: 4 vCPUs, migrate 200/1000\n"
 		   "--grade: N runs per policy (default all: random, pct, sticky): failures, detection\n"
 		   "         probability with its 95%% Wilson interval, runs to the first failure, runs/s\n"
 		   "--selftest: plant a fault the runs must catch (race: only some interleavings)\n");
@@ -657,10 +680,10 @@ static void usage(FILE *f)
 static void format_rerun(char *buf, size_t len, const struct world *w, uint64_t seed, unsigned long run,
 			 enum sched_policy policy)
 {
-	char rates[64] = "";
-	if (w->irq_permille != 40 || w->migrate_permille != 40)
-		snprintf(rates, sizeof(rates), " --irq-permille %u --migrate-permille %u", w->irq_permille,
-			 w->migrate_permille);
+	char rates[96] = "";
+	if (w->irq_permille != 40 || w->migrate_permille != 40 || w->bounce_permille != 500)
+		snprintf(rates, sizeof(rates), " --irq-permille %u --migrate-permille %u --bounce-permille %u",
+			 w->irq_permille, w->migrate_permille, w->bounce_permille);
 	snprintf(buf, len, "./mmfuzz stress %s --deterministic --seed %#" PRIx64 " --run %lu --policy %s "
 		 "--tasks %d --cpus %d --steps %d%s%s%s%s%s%s", mode_names[w->mode], seed, run, sched_policy_name(policy),
 		 w->tasks, w->cpus, w->steps, w->irqs ? "" : " --no-irq", w->migrations ? "" : " --no-migrate", rates,
@@ -676,6 +699,7 @@ static void base_opts(struct sched_opts *o, struct world *w)
 	o->migrations = w->migrations;
 	o->irq_permille = w->irq_permille;
 	o->migrate_permille = w->migrate_permille;
+	o->bounce_permille = w->bounce_permille;
 	o->finish = world_finish;
 	o->finish_ctx = w;
 	o->point_check = point_check;
@@ -801,9 +825,9 @@ static int grade(struct world *w, const char *config, uint64_t seed, const enum 
 	struct sched_scenario sc = { "stress", config, w, sc_setup, world_finish, sc_recover };
 	unsigned long total_runs = 0, total_fail = 0;
 
-	printf("grade: %s seed %#" PRIx64 " irq %u/1000 migrate %u/1000%s%s%s, %lu runs per policy\n", config, seed,
-	       w->irq_permille, w->migrate_permille, w->irqs ? "" : " no-irq", w->migrations ? "" : " no-migrate",
-	       w->selftest ? " (selftest)" : "", runs);
+	printf("grade: %s seed %#" PRIx64 " irq %u/1000 migrate %u/1000 bounce %u/1000%s%s%s, %lu runs per policy\n",
+	       config, seed, w->irq_permille, w->migrate_permille, w->bounce_permille, w->irqs ? "" : " no-irq",
+	       w->migrations ? "" : " no-migrate", w->selftest ? " (selftest)" : "", runs);
 	printf("grade: build %s\n", sched_build_id());
 	printf("%-8s %9s %8s %9s  %-21s %9s %9s\n", "policy", "runs", "fails", "p", "95% CI (Wilson)", "first",
 	       "runs/s");
@@ -863,8 +887,9 @@ static int grade(struct world *w, const char *config, uint64_t seed, const enum 
 		fprintf(f, "{\n  \"mode\": \"%s\", \"config\": ", mode_names[w->mode]);
 		json_str(f, config);
 		fprintf(f, ", \"seed\": %" PRIu64 ", \"runs_per_policy\": %lu,\n  \"irqs\": %s, \"migrations\": %s, "
-			"\"irq_permille\": %u, \"migrate_permille\": %u, \"selftest\": ", seed, runs,
-			w->irqs ? "true" : "false", w->migrations ? "true" : "false", w->irq_permille, w->migrate_permille);
+			"\"irq_permille\": %u, \"migrate_permille\": %u, \"bounce_permille\": %u, \"tid_check\": %s, "
+			"\"selftest\": ", seed, runs, w->irqs ? "true" : "false", w->migrations ? "true" : "false",
+			w->irq_permille, w->migrate_permille, w->bounce_permille, w->tid_check ? "true" : "false");
 		json_str(f, w->selftest ? w->selftest : "");
 		fprintf(f, ",\n  \"build\": ");
 		json_str(f, sched_build_id());
@@ -931,14 +956,15 @@ int main(int argc, char **argv)
 	bool trace = false, quiet = false, do_grade = false, runs_given = false;
 	const char *artifact = NULL, *replay = NULL, *json = NULL, *policies = NULL;
 	int mode = -1;
-	w->tasks = 3;
-	w->cpus = 2;
+	w->tasks = -1;                  /* -1: the mode's default (mode_defaults) */
+	w->cpus = -1;
 	w->steps = 24;
 	w->irqs = true;
 	w->migrations = true;
 	w->irq_permille = 40;
-	w->migrate_permille = 40;
+	w->migrate_permille = ~0u;
 	w->tid_check = true;
+	w->bounce_permille = 500;
 
 	if (argc == 4 && !strcmp(argv[1], "--wilson")) {
 		double lo, hi;
@@ -972,6 +998,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--no-tid-check")) { w->tid_check = false;
 		} else if (!strcmp(a, "--irq-permille")) { NEEDV(); w->irq_permille = (unsigned)atoi(v);
 		} else if (!strcmp(a, "--migrate-permille")) { NEEDV(); w->migrate_permille = (unsigned)atoi(v);
+		} else if (!strcmp(a, "--bounce-permille")) { NEEDV(); w->bounce_permille = (unsigned)atoi(v);
 		} else if (!strcmp(a, "--selftest")) {
 			NEEDV();
 			if (strcmp(v, "scribble") && strcmp(v, "leak") && strcmp(v, "race")) {
@@ -1046,6 +1073,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	mode_defaults(w, (enum mode)mode);
 	if (w->tasks < 1 || w->tasks > SCHED_MAX_TASKS || w->cpus < 1 || w->cpus > 64 || w->steps < 1) {
 		fprintf(stderr, "mmfuzz-sched-stress: --tasks 1..%d, --cpus 1..64, --steps >= 1\n", SCHED_MAX_TASKS);
 		return 2;

@@ -150,6 +150,48 @@ void policy_dfs_end_run(struct sched *s)
 		d->st[d->len - 1].choice++;
 }
 
+/* ---------------------------------------------------------------- script keys */
+
+static const enum sched_dkind script_of_kind[SCHED_SCRIPT_NR_KINDS] = {
+	[SCHED_SCRIPT_SWITCH] = DK_TASK,
+	[SCHED_SCRIPT_IRQ] = DK_IRQ,
+	[SCHED_SCRIPT_MIGRATE] = DK_MIGRATE,
+};
+
+/*
+ * A SCRIPT action is keyed to (task, mark, switch point since the mark,
+ * kind of decision).  Most decisions have no action: script_decide() asks
+ * this 4096-bit filter first instead of scanning up to 256 actions at every
+ * switch point (that scan was the sched target's hottest function).
+ */
+static unsigned script_key(unsigned task, unsigned mark, unsigned point, unsigned kind)
+{
+	uint32_t h = (task * 0x9e37u) ^ (mark * 0x85ebu) ^ (point * 0xc2b2u) ^ (kind * 0x27d4u);
+	h ^= h >> 7;
+	return (h * 0x2545u) >> 4 & 4095;
+}
+
+static void script_keys_build(struct sched *s)
+{
+	const struct sched_opts *o = s->o;
+	memset(s->script_keys, 0, sizeof(s->script_keys));
+	for (size_t pos = 0; o->bytes && pos + SCHED_SCRIPT_STEP_BYTES <= o->nbytes; pos += SCHED_SCRIPT_STEP_BYTES) {
+		const uint8_t *a = o->bytes + pos;
+		unsigned k = script_key((unsigned)(a[0] & 15) % (unsigned)s->n, a[1], a[2],
+					script_of_kind[(a[0] >> 4) % SCHED_SCRIPT_NR_KINDS]);
+		s->script_keys[k / 64] |= 1ULL << (k % 64);
+	}
+}
+
+static bool script_may_have(const struct sched *s, unsigned task, unsigned long mark, unsigned long point,
+			    enum sched_dkind kind)
+{
+	if (point > 255)
+		return false;           /* an action's point is one byte */
+	unsigned k = script_key(task, (uint8_t)mark, (unsigned)point, kind);
+	return s->script_keys[k / 64] >> (k % 64) & 1;
+}
+
 /* ---------------------------------------------------------------- per run */
 
 void policy_begin_run(struct sched *s)
@@ -165,6 +207,8 @@ void policy_begin_run(struct sched *s)
 	}
 	s->dfs_pos = 0;
 	s->dfs_preempts = 0;
+	if (o->policy == SCHED_SCRIPT)
+		script_keys_build(s);
 	for (int i = 0; i < s->n; i++) {
 		s->task[i].bounce_cpu = -1;
 		s->task[i].bounce_left = 0;
@@ -294,11 +338,6 @@ static bool script_release(struct sched *s, int to)
 
 static unsigned script_decide(struct sched *s, enum sched_dkind kind, const int *opts, unsigned nopts)
 {
-	static const enum sched_dkind of_kind[SCHED_SCRIPT_NR_KINDS] = {
-		[SCHED_SCRIPT_SWITCH] = DK_TASK,
-		[SCHED_SCRIPT_IRQ] = DK_IRQ,
-		[SCHED_SCRIPT_MIGRATE] = DK_MIGRATE,
-	};
 	const struct sched_opts *o = s->o;
 	if (kind == DK_TASK && s->script_force) {
 		/* The decision inside a releasing preemption's sleep (script_release). */
@@ -309,11 +348,13 @@ static unsigned script_decide(struct sched *s, enum sched_dkind kind, const int 
 	if (!o->bytes || s->cur < 0)
 		return 0;               /* the first pick (from main): task 0 */
 	const struct sched_task *t = &s->task[s->cur];
+	if (!script_may_have(s, (unsigned)s->cur, t->mark, t->mark_points, kind))
+		return 0;
 	/* The first action keyed to this task, mark, point and kind of decision. */
 	for (size_t pos = 0; pos + SCHED_SCRIPT_STEP_BYTES <= o->nbytes; pos += SCHED_SCRIPT_STEP_BYTES) {
 		const uint8_t *a = o->bytes + pos;
 		if ((unsigned)(a[0] & 15) % (unsigned)s->n != (unsigned)s->cur || a[1] != (uint8_t)t->mark ||
-		    a[2] != t->mark_points || of_kind[(a[0] >> 4) % SCHED_SCRIPT_NR_KINDS] != kind)
+		    a[2] != t->mark_points || script_of_kind[(a[0] >> 4) % SCHED_SCRIPT_NR_KINDS] != kind)
 			continue;
 		unsigned c = 1;         /* DK_IRQ: yes */
 		if (kind == DK_TASK) {

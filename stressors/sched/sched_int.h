@@ -260,6 +260,7 @@ struct sched {
 	size_t byte_pos;            /* BYTES / REPLAY / SCRIPT: next byte */
 	unsigned script_arg;        /* SCRIPT: the argument of the action taking effect */
 	int script_force;           /* SCRIPT: task + 1 the next "which task" decision takes (0: none) */
+	uint64_t script_keys[64];   /* SCRIPT: which (task, mark, point, kind) keys the script holds, hashed */
 	size_t dfs_pos;             /* DFS: next decision of the stack */
 	unsigned long dfs_preempts; /* DFS: preemptions so far in this run */
 	struct sched_live *live;

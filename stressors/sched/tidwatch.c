@@ -27,13 +27,18 @@ void tidwatch_reset(struct tidwatch *w)
 		memset(w->seen[i], 0, (size_t)w->ncpus * sizeof(w->seen[i][0]));
 }
 
-/* {freelist, tid} as one state: read again if an interrupt (a signal) moved the tid in between. */
-static void read_pair(const struct kmem_cache_cpu *c, unsigned long *tid, void **freelist)
+/*
+ * {freelist, tid} and the cpu slab as one state: read again if an
+ * interrupt (a signal) moved the tid in between.  (The cpu slab changes
+ * without a tid change only while the freelist is empty.)
+ */
+static void read_pair(const struct kmem_cache_cpu *c, unsigned long *tid, void **freelist, struct page **slab)
 {
 	unsigned long t;
 	do {
 		t = c_tid(c);
 		*freelist = c_freelist(c);
+		*slab = c_slab(c);
 	} while (t != c_tid(c));
 	*tid = t;
 }
@@ -48,7 +53,12 @@ bool tidwatch_observe(struct tidwatch *w, int cpu, const char *where, char *msg,
 		const char *name = kmem_cache_name(w->caches[i]);
 		unsigned long tid;
 		void *fl;
-		read_pair(slub_cpu(w->caches[i], cpu), &tid, &fl);
+		struct page *slab;
+		read_pair(slub_cpu(w->caches[i], cpu), &tid, &fl, &slab);
+		if (e->tid_plus1 == tid + 1 && e->freelist == fl && e->slab == slab) {
+			e->where = where;
+			continue;       /* nothing moved since the last look (the common case) */
+		}
 		if (ok && tid_to_cpu(tid) != (unsigned)cpu) {
 			snprintf(msg, len, "T1 violated: %s: vCPU %d has tid %#lx of vCPU %u (at %s)", name, cpu,
 				 tid, tid_to_cpu(tid), where);
@@ -63,9 +73,14 @@ bool tidwatch_observe(struct tidwatch *w, int cpu, const char *where, char *msg,
 				 "this tid can commit against a freelist it never saw", name, cpu, tid, e->freelist,
 				 e->where, fl, where);
 			ok = false;
+		} else if (ok && fl && slub_virt_to_head(w->caches[i]->mm, fl) != slab) {
+			snprintf(msg, len, "S1 violated: %s: vCPU %d freelist %p (tid %#lx) is not in its cpu slab %p "
+				 "(at %s)", name, cpu, fl, tid, (void *)slab, where);
+			ok = false;
 		}
 		e->tid_plus1 = tid + 1;
 		e->freelist = fl;
+		e->slab = slab;
 		e->where = where;
 	}
 	return ok;

@@ -18,7 +18,10 @@
  *   T1b  the tid never moves backwards;
  *   T1c  a tid, once seen with freelist F, is never seen with another
  *        freelist - a change published under an old tid lets a fast path
- *        that read that tid earlier commit against a freelist it never saw.
+ *        that read that tid earlier commit against a freelist it never saw;
+ *   S1   (the vCPU's own part of it) a non-empty cpu freelist starts in
+ *        the cpu slab - what a fast path that pushed with another vCPU's
+ *        snapshot leaves behind.
  *
  * The watcher keeps, per (cache, vCPU), the last pair seen; with T1b that is
  * as strong as remembering every pair.  The caller must hold the vCPU, with
@@ -42,6 +45,7 @@ struct kmem_cache;
 struct tidwatch_seen {
 	unsigned long tid_plus1;    /* last tid seen + 1; 0: nothing seen yet (tid 0 is vCPU 0's first) */
 	void *freelist;             /* the freelist it was seen with */
+	struct page *slab;          /* and the cpu slab (S1 was checked on the pair) */
 	const char *where;          /* where it was seen (a static string) */
 };
 

@@ -80,12 +80,30 @@ static void new_phase(struct worker *w, unsigned long ops)
 	w->phase_end = ops + 256 + (r >> 8) % 1024;
 }
 
+/*
+ * The tid contract (sched/tidwatch.h) on the vCPU the worker holds, at a
+ * point where its pair must be committed: interrupts enabled, not in an
+ * interrupt handler.  Only the vCPU's holder touches its entries.
+ */
+void stress_tid_check(struct worker *w, const char *where)
+{
+	char msg[400];
+	int cpu;
+	if (!S.cfg.tid_check || !S.ncaches || mm_irqs_disabled() || mm_in_interrupt() ||
+	    (cpu = mm_cpu_current(S.mm)) < 0)
+		return;
+	STAT_INC(w->st.tid_checks);
+	if (!tidwatch_observe(&S.tw, cpu, where, msg, sizeof(msg)))
+		stress_fail(w, "%s", msg);
+}
+
 static void hook(struct mm *mm, enum mm_pp point, void *ctx)
 {
 	struct worker *w = stress_self;
 	(void)ctx;
 	if (!w || mm_in_interrupt())
 		return;
+	stress_tid_check(w, mm_pp_name(point));
 	switch (point) {
 	case MM_PP_TID_READ:
 	case MM_PP_PCP_BEFORE_LOCK:

@@ -80,9 +80,10 @@ void stress_print_rerun(FILE *f)
 		fprintf(f, " --migrate-1in %u", c->migrate_1in);
 	if (c->irq_1in)
 		fprintf(f, " --irq-1in %u", c->irq_1in);
-	const char *no[] = { "migrate", "irq", "onoff", "stutter", "pressure", "remote", "control" };
-	const bool on[] = { c->migrate, c->irq, c->onoff, c->stutter, c->pressure, c->remote, c->control };
-	for (int i = 0; i < 7; i++)
+	const char *no[] = { "migrate", "irq", "onoff", "stutter", "pressure", "remote", "control", "tid-check" };
+	const bool on[] = { c->migrate, c->irq, c->onoff, c->stutter, c->pressure, c->remote, c->control,
+			    c->tid_check };
+	for (int i = 0; i < 8; i++)
 		if (!on[i])
 			fprintf(f, " --no-%s", no[i]);
 	if (c->selftest)
@@ -147,6 +148,7 @@ static void usage(FILE *f)
 		"  --json FILE        write the statistics as JSON\n"
 		"  --no-migrate --no-irq --no-onoff --no-stutter --no-pressure --no-remote --no-control\n"
 		"                     switch an injection off\n"
+		"  --no-tid-check     no tid contract check on the worker's vCPU (points, between ops)\n"
 		"  --check-level L    0 bitmaps only, 1 sampled patterns + T1 every 16 ops (default),\n"
 		"                     2 full patterns + T1 every op, 3 also frequent stop-the-world\n"
 		"  --hang-timeout S   watchdog: a worker without progress for S seconds fails (default %g)\n"
@@ -203,6 +205,7 @@ static void parse(int argc, char **argv, struct stress_config *c)
 	c->cpus = 2;
 	c->time_s = STRESS_TSAN ? 2.0 : 3.0;
 	c->migrate = c->irq = c->onoff = c->stutter = c->pressure = c->remote = c->control = true;
+	c->tid_check = true;
 	c->check_level = 1;
 	c->hang_s = STRESS_TSAN ? 30.0 : 10.0;
 	c->migrate_1in = 0;
@@ -233,6 +236,7 @@ static void parse(int argc, char **argv, struct stress_config *c)
 #define FLAG(name, field) if (!strcmp(opt, "--no-" name)) { c->field = false; continue; }
 		FLAG("migrate", migrate) FLAG("irq", irq) FLAG("onoff", onoff) FLAG("stutter", stutter)
 		FLAG("pressure", pressure) FLAG("remote", remote) FLAG("control", control)
+		FLAG("tid-check", tid_check)
 #undef FLAG
 		if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
 			usage(stdout);
@@ -333,6 +337,7 @@ static int create_caches(void)
 		S.cache_align[S.ncaches] = info.align ? info.align : 8;
 		S.caches[S.ncaches++] = s;
 	}
+	tidwatch_init(&S.tw, S.caches, S.ncaches, S.cfg.cpus);
 	return 0;
 }
 

@@ -52,6 +52,7 @@ void stress_totals(struct stress_totals *t)
 		t->bulk_objects += STAT(s->bulk_objects);
 		t->verifies += STAT(s->verifies);
 		t->t1_checks += STAT(s->t1_checks);
+		t->tid_checks += STAT(s->tid_checks);
 		t->slices += STAT(s->slices);
 		t->hook_migrations += STAT(s->hook_migrations);
 		t->hook_irqs += STAT(s->hook_irqs);
@@ -249,8 +250,8 @@ void stress_report(FILE *f, const struct stress_totals *t, const char *vacuous, 
 		"shrinker calls %lu freed %lu\n", m, atomic_load(&S.pressure_phases), atomic_load(&S.below_low),
 		atomic_load(&S.below_min), atomic_load(&S.pressure_pages), atomic_load(&S.pressure_peak),
 		atomic_load(&S.shrinker_calls), atomic_load(&S.shrinker_freed));
-	fprintf(f, "%s: checks: stop-the-world %lu, T1 %lu, re-reads %lu, allocator reports %lu\n", m,
-		atomic_load(&S.stw_checks), t->t1_checks, t->verifies, mm_nr_reports(S.mm));
+	fprintf(f, "%s: checks: stop-the-world %lu, T1 %lu, tid contract %lu, re-reads %lu, allocator reports %lu\n",
+		m, atomic_load(&S.stw_checks), t->t1_checks, t->tid_checks, t->verifies, mm_nr_reports(S.mm));
 	if (vacuous && *vacuous)
 		fprintf(f, "%s: VACUOUS: %s\n", m, vacuous);
 	if (!ok && S.failure[0])
@@ -333,8 +334,9 @@ int stress_write_json(const char *path, const struct stress_totals *t, const cha
 		atomic_load(&S.pressure_phases), atomic_load(&S.below_low), atomic_load(&S.below_min),
 		atomic_load(&S.pressure_pages), atomic_load(&S.pressure_peak), atomic_load(&S.shrinker_calls),
 		atomic_load(&S.shrinker_freed));
-	fprintf(f, "  \"checks\": {\"stop_the_world\": %lu, \"t1\": %lu, \"rereads\": %lu, \"reports\": %lu},\n",
-		atomic_load(&S.stw_checks), t->t1_checks, t->verifies, mm_nr_reports(S.mm));
+	fprintf(f, "  \"checks\": {\"stop_the_world\": %lu, \"t1\": %lu, \"tid_contract\": %lu, \"rereads\": %lu, "
+		"\"reports\": %lu},\n", atomic_load(&S.stw_checks), t->t1_checks, t->tid_checks, t->verifies,
+		mm_nr_reports(S.mm));
 	fprintf(f, "  \"vacuous\": \"");
 	for (const char *p = vacuous ? vacuous : ""; *p; p++)
 		fputc(*p == '"' ? '\'' : *p, f);

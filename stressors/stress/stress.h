@@ -51,6 +51,7 @@
 #include "mm/cpu.h"
 #include "mm/mm.h"
 #include "mm/slab.h"
+#include "sched/tidwatch.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define STRESS_TSAN 1
@@ -104,6 +105,7 @@ struct stress_config {
 	uint64_t seed;
 	const char *json;           /* --json FILE, or NULL */
 	bool migrate, irq, onoff, stutter, pressure, remote, control;
+	bool tid_check;             /* the tid contract at every committed point (--no-tid-check clears it) */
 	int check_level;            /* 0 none .. 3 (see worker.c) */
 	double hang_s;              /* watchdog bound */
 	unsigned migrate_1in;       /* migrate at one preemption point in N (0: phases, see inject.c) */
@@ -210,6 +212,7 @@ struct worker_stats {
 	stat_t bulk_calls, bulk_objects;
 	stat_t verifies;                    /* live allocations re-read */
 	stat_t t1_checks;                   /* mm_check(1) calls */
+	stat_t tid_checks;                  /* tid contract looks at the worker's vCPU (tidwatch) */
 	stat_t slices;                      /* vCPU given up for other workers */
 	stat_t hook_migrations;             /* mm_migrate_current() that moved us */
 	stat_t hook_irqs;                   /* mm_raise_irq() that ran */
@@ -299,6 +302,7 @@ struct stress {
 	atomic_ulong irq_fail_total;
 	bool onoff_possible;
 	bool hooks;                                /* built with MM_TEST_HOOKS */
+	struct tidwatch tw;                        /* the tid contract's last pairs (per vCPU: its holder's) */
 	struct stress_replay replay;               /* after a failure (replay.c) */
 };
 
@@ -397,6 +401,8 @@ void *onoff_main(void *arg);
 void *control_main(void *arg);
 void irq_pools_release(void);
 void stress_wait_hook_install(void);       /* this thread waits with sched_yield */
+/* The tid contract on the worker's vCPU, where the pair must be committed (@where: a static string). */
+void stress_tid_check(struct worker *w, const char *where);
 
 /* ---------------------------------------------------------------- pressure.c */
 int pressure_setup(void);
@@ -435,7 +441,7 @@ const char *stress_replay_status_name(enum replay_status st);
 /* ---------------------------------------------------------------- report.c */
 struct stress_totals {
 	unsigned long ops, allocs, frees, fails, remote_sent, remote_freed, bulk_calls, bulk_objects;
-	unsigned long verifies, t1_checks, slices, hook_migrations, hook_irqs, sig_in_window;
+	unsigned long verifies, t1_checks, tid_checks, slices, hook_migrations, hook_irqs, sig_in_window;
 	unsigned long sig_in_alloc, sig_outside, drains_local;
 	unsigned long irq_runs, irq_allocs, irq_frees, irq_fails;
 	struct mm_cpu_stats cpu;

@@ -803,6 +803,7 @@ void *worker_main(void *arg)
 			gate_poll(w);
 		if (!worker_op(w, S.cfg.mode))
 			break;
+		stress_tid_check(w, "between ops");
 		if (S.cfg.remote && S.cfg.threads > 1)
 			remote_drain(w, 2);
 		n++;

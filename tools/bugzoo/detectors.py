@@ -26,9 +26,12 @@ _SLUB_MT = ["test:test_slub_preempt", "test:test_slub_mt", "stress:slub", "sched
 DETECTORS = {
     "slub-aba-single-cmpxchg": _SLUB_MT,
     "slub-free-cond-flipped": _SLUB_MT + ["fuzz:kmalloc"],
+    # kmem_cache_alloc_bulk is what the bulk modes drive; the tid contract (sched/tidwatch.h) is
+    # checked by both engines at every preemption point with interrupts enabled
     "slub-bulk-no-tid-bump": ["test:test_zoo_slub_tid", "test:test_slub_bulk", "test:test_slub_preempt",
-                              "stress:slub", "sched:slub", "fuzz:slub", "fuzz:sched"],
-    "slub-tid-cpu-mismatch": _SLUB_MT,
+                              "stress:slub", "stress:bulk", "sched:slub", "sched:bulk", "fuzz:slub", "fuzz:sched"],
+    # the fast paths of both slub and bulk modes (bulk frees run dry cpu freelists, where it shows)
+    "slub-tid-cpu-mismatch": _SLUB_MT + ["stress:bulk", "sched:bulk"],
     "slub-acquire-plain-store": _SLUB_MT,
     "slub-double-free-unchecked": ["test-gcc:test_slub_debug", "test:test_slub_debug", "test:test_slub_kunit",
                                    "replay-gcc:slub", "stress:slub", "fuzz:slub"],

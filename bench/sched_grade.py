@@ -247,8 +247,11 @@ def main():
         "machine": {"cpu": cpu_name(), "nproc": os.cpu_count(), "kernel": platform.release()},
         "commit": commit,
         "build": "gcc -O2 (CMAKE_BUILD_TYPE=Release), MM_DEBUG=0, MM_TEST_HOOKS=ON, -DMM_INJECT=<bug>",
-        "scenario": "mmfuzz-sched-stress MODE --deterministic --grade: 3 tasks over 2 vCPUs, 24 ops per task, "
-                    "interrupts and migrations at 40 permille of eligible points",
+        "scenario": "mmfuzz-sched-stress MODE --deterministic --grade, the mode's defaults: 3 tasks, 24 ops per "
+                    "task, interrupts at 40 permille of eligible points; pages, pcp: 2 vCPUs, migrations at 40 "
+                    "permille; slub, bulk, kmalloc, mixed: 4 vCPUs, migrations at 200 permille; after a migration "
+                    "a bounce back at 500 permille of the next 3 migration decisions; the tid contract "
+                    "(stressors/sched/tidwatch.h) at every preemption point with interrupts enabled and between ops",
         "seed": seed,
         "runs_per_policy": a.runs,
         "other_runs_per_policy": a.other_runs if a.other_runs is not None else a.runs,

@@ -75,8 +75,25 @@ static void overlap_inside(struct mf_ctx *c)
 static void not_zero(struct mf_ctx *c)
 {
 	memset(arena, 0, 4096);
-	arena[4000] = 1;
+	arena[4090] = 1;            /* a page's last word: every pattern writes it */
 	mf_shadow_add(c, 0, arena, 4096, 4096, true);
+}
+static void not_zero_large(struct mf_ctx *c)
+{
+	memset(arena, 0, 16 * 4096);
+	arena[9 * 4096 + 3] = 1;    /* page 9's first word */
+	mf_shadow_add(c, 0, arena, 16 * 4096, 4096, true);
+}
+static void not_zero_small(struct mf_ctx *c)
+{
+	memset(arena, 0, 4096);
+	arena[4096 - 200 + 150] = 1;   /* a small object is read in full */
+	mf_shadow_add(c, 0, arena + 4096 - 200, 200, 8, true);
+}
+static void zero_large(struct mf_ctx *c)
+{
+	memset(arena, 0, 16 * 4096);
+	mf_shadow_add(c, 0, arena, 16 * 4096, 4096, true);
 }
 static void changed_small(struct mf_ctx *c)
 {
@@ -163,6 +180,8 @@ int main(void)
 	bool r_outside = aborts(outside), r_misaligned = aborts(misaligned), r_tail = aborts(overlap_tail);
 	bool r_head = aborts(overlap_head), r_inside = aborts(overlap_inside), r_zero = aborts(not_zero);
 	bool r_small = aborts(changed_small), r_large = aborts(changed_large), r_clean = aborts(clean);
+	bool r_zero_large = aborts(not_zero_large), r_zero_small = aborts(not_zero_small);
+	bool r_zero_clean = aborts(zero_large);
 	fflush(stderr);
 	dup2(saved, 2);
 	CHECK(r_outside);
@@ -171,6 +190,9 @@ int main(void)
 	CHECK(r_head);
 	CHECK(r_inside);
 	CHECK(r_zero);
+	CHECK(r_zero_large);
+	CHECK(r_zero_small);
+	CHECK(!r_zero_clean);
 	CHECK(r_small);
 	CHECK(r_large);
 	CHECK(!r_clean);

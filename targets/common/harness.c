@@ -10,7 +10,7 @@
  *   MMFUZZ_MAX_OPS      ops run per input (default and limit MF_MAX_OPS)
  *   MMFUZZ_TRACE        1: print each op, with what it did, as it runs
  *   MMFUZZ_STATS        1: at exit, CPU time spent in ops, per-op checks and teardown
- *   MMFUZZ_FILL_FULL    1: pattern-fill every byte of large allocations too
+ *   MMFUZZ_FILL_FULL    1: pattern-fill (and zero-check) every byte of large allocations too
  */
 #include <stdlib.h>
 #include <string.h>

@@ -18,7 +18,10 @@
  * three words per 4 KiB page (first, last and one chosen by the id) and the
  * word at the middle of the allocation (where SLUB keeps its free pointer),
  * enough to see another allocation, a free pointer or a stray memset land on
- * them without paying for writing every byte on every op.
+ * them without paying for writing every byte on every op.  A zeroed
+ * allocation is read in full up to the same size; a larger one at the first
+ * and last 64 bytes of each page and the 64 around its middle, where any
+ * earlier pattern left non-zero words.
  *
  * The shadow also feeds the checker's conservation count (B4): every live
  * allocation with nr_pages != 0 is reported through mm_set_client_walker().

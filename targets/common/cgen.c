@@ -11,6 +11,11 @@
 static FILE *cgen_out;
 static char cgen_path[4096];
 
+/* The ops whose effect the C file does not make as the fuzz run did (each named once). */
+#define MF_CGEN_MAX_NR 16
+static const char *not_reproduced[MF_CGEN_MAX_NR];
+static unsigned int nr_not_reproduced;
+
 void mf_cgen_open(const char *path)
 {
 	snprintf(cgen_path, sizeof(cgen_path), "%s", path);
@@ -28,11 +33,14 @@ FILE *mf_cgen_file(void)
 
 static const char prologue[] =
 	"#include <stdarg.h>\n"
+	"#include <stdint.h>\n"
 	"#include <stdio.h>\n"
 	"#include <stdlib.h>\n"
 	"#include <string.h>\n"
 	"\n"
+	"#include \"mm/cpu.h\"\n"
 	"#include \"mm/mm.h\"\n"
+	"#include \"mm/slab.h\"\n"
 	"\n"
 	"#define UNUSED __attribute__((unused))\n"
 	"static struct mm *mm;\n"
@@ -165,6 +173,35 @@ void mf_cgen_config(struct mf_ctx *c, const struct mm_config *g)
 	fprintf(f, "\tmm = mm_create(&cfg, err, sizeof(err));\n"
 		   "\tif (!mm) {\n\t\tfprintf(stderr, \"mm_create: %%s\\n\", err);\n\t\treturn 2;\n\t}\n"
 		   "\tcheck_at(-1, 3);\n");
+	/* What mf_instance() does: every input starts from mm_reset()'s state, on vCPU 0. */
+	fprintf(f, "\tmm_reset(mm);\n\tmm_cpu_attach(mm, 0);\n");
+}
+
+void mf_cgen_not_reproduced(struct mf_ctx *c, const char *op, const char *why)
+{
+	unsigned int i;
+
+	if (!c->cgen)
+		return;
+	fprintf(c->cgen, "\t/* NOT REPRODUCED (%s): %s */\n", op, why);
+	for (i = 0; i < nr_not_reproduced && strcmp(not_reproduced[i], op); i++)
+		;
+	if (i == nr_not_reproduced && i < MF_CGEN_MAX_NR)
+		not_reproduced[nr_not_reproduced++] = op;
+}
+
+void mf_cgen_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 32 || (unsigned char)*s > 126)
+			fprintf(f, "\\%03o", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
 }
 
 void mf_cgen_after_setup(struct mf_ctx *c)
@@ -193,8 +230,23 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 			fprintf(f, "\tdrain_all_pages(mm, NULL);\n\tcheck_at(%u, FINAL_LEVEL);\n", c->nops);
 		fprintf(f, "\tif (mm)\n\t\tmm_destroy(mm);\n\tputs(\"no violation\");\n\treturn 0;\n}\n");
 	}
+	if (nr_not_reproduced) {
+		fprintf(f, "/* Not reproduced here:");
+		for (unsigned int i = 0; i < nr_not_reproduced; i++)
+			fprintf(f, " %s", not_reproduced[i]);
+		fprintf(f, " (see the NOT REPRODUCED comments) */\n");
+	}
 	fclose(f);
 	fprintf(stderr, "mmfuzz: wrote %s\n", cgen_path);
+	if (nr_not_reproduced) {
+		fprintf(stderr, "mmfuzz: warning: %s does not reproduce what these ops did through the CPU model's hooks:",
+			cgen_path);
+		for (unsigned int i = 0; i < nr_not_reproduced; i++)
+			fprintf(stderr, " %s", not_reproduced[i]);
+		fprintf(stderr, " (interrupts and migrations at preemption points); the reproducer may pass where "
+			"the fuzz run failed\n");
+	}
+	nr_not_reproduced = 0;
 	cgen_out = NULL;
 	c->cgen = NULL;
 }

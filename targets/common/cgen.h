@@ -34,4 +34,14 @@ void mf_cgen_after_setup(struct mf_ctx *c);
 /* Close main() and the file; with @inv, record the violation the harness saw. */
 void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg);
 
+/*
+ * What the C file cannot make as the fuzz run made it (interrupts and
+ * migrations injected at preemption points: they act through the CPU
+ * model's hooks, inside an allocator call).  Writes a comment at this
+ * point; mf_cgen_finish then warns on stderr, naming each such op once.
+ */
+void mf_cgen_not_reproduced(struct mf_ctx *c, const char *op, const char *why);
+/* Write @s as a C string literal. */
+void mf_cgen_str(FILE *f, const char *s);
+
 #endif /* MF_CGEN_H */

@@ -104,8 +104,8 @@ void mf_page_emit_null(struct mf_ctx *c, const char *call)
 
 struct mf_alloc *mf_page_alloc(struct mf_ctx *c, unsigned int order, gfp_t gfp, unsigned int kind)
 {
-	unsigned int id = c->sh->next_id;
 	struct page *page = alloc_pages(c->mm, gfp, order);
+	unsigned int id = c->sh->next_id;     /* after the call: an interrupt inside it may have taken ids */
 
 	if (!page) {
 		char call[96];

@@ -193,7 +193,7 @@ static void emit_fields(struct mf_ctx *c)
 	fprintf(f, "\tccfg.min_free_kbytes = %lu; ccfg.watermark_scale_factor = %u;\n", cfg.min_free_kbytes,
 		cfg.watermark_scale_factor);
 	fprintf(f, "\tccfg.lowmem_reserve_ratio[0] = %u; ccfg.lowmem_reserve_ratio[1] = %u; "
-		   "cfg.lowmem_reserve_ratio[2] = %u; ccfg.lowmem_reserve_ratio[3] = %u;\n", cfg.lowmem_reserve_ratio[0],
+		   "ccfg.lowmem_reserve_ratio[2] = %u; ccfg.lowmem_reserve_ratio[3] = %u;\n", cfg.lowmem_reserve_ratio[0],
 		cfg.lowmem_reserve_ratio[1], cfg.lowmem_reserve_ratio[2], cfg.lowmem_reserve_ratio[3]);
 	fprintf(f, "\tccfg.wmark_algo = %d; ccfg.pcp_batch = %u; ccfg.pcp_high = %u; ccfg.percpu_pagelist_high_fraction = %u;\n"
 		   "\tccfg.pcp_prefetch_buddy = %d; ccfg.debug = %u; ccfg.bad_policy = %d; ccfg.quiet = %d;\n",

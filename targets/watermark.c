@@ -279,6 +279,9 @@ static unsigned long compare_one(struct mf_ctx *c, struct zone *z, const struct 
 {
 	long reserve = zone_lowmem_reserve(z, (enum zone_type)hz);
 	unsigned long calls = 0;
+	/* The C file makes the same calls in the same order and compares with the reference's answers. */
+	char want_bits[2 * NR_WMARK * (1u << ARRAY_SIZE(reserve_bits)) * 2 + 1];
+	unsigned int nb = 0;
 
 	for (unsigned int w = 0; w < NR_WMARK; w++)
 		for (unsigned int sub = 0; sub < (1u << ARRAY_SIZE(reserve_bits)); sub++) {
@@ -290,13 +293,20 @@ static unsigned long compare_one(struct mf_ctx *c, struct zone *z, const struct 
 			for (int m = 0; m < 2; m++) {
 				long mark = marks[m];
 				bool want = reference(s, order, mark, reserve, flags, s->free_pages);
+				bool want2 = reference(s, order, mark, reserve, flags, custom_free);
+				want_bits[nb++] = (char)('0' + want);
+				want_bits[nb++] = (char)('0' + want2);
+				if (m == 1 && w == NR_WMARK - 1 && sub == (1u << ARRAY_SIZE(reserve_bits)) - 1) {
+					want_bits[nb] = 0;
+					MF_C(c, "\twm_compare(%u, %d, %u, %d, %ld, %ld, \"%s\");\n", c->cur, z->idx, order, hz,
+					     custom_mark, custom_free, want_bits);
+				}
 				bool ok = zone_watermark_ok(z, order, (unsigned long)mark, hz, flags);
 				if (ok != want)
 					fail_w1(c, z, "zone_watermark_ok", order, mark, hz, flags, s->free_pages, ok, want, s);
 				bool fast = zone_watermark_fast(z, order, (unsigned long)mark, hz, flags, 0);
 				if (fast != want)
 					fail_w1(c, z, "zone_watermark_fast", order, mark, hz, flags, s->free_pages, fast, want, s);
-				bool want2 = reference(s, order, mark, reserve, flags, custom_free);
 				bool raw = __zone_watermark_ok(z, order, (unsigned long)mark, hz, flags, custom_free);
 				if (raw != want2)
 					fail_w1(c, z, "__zone_watermark_ok", order, mark, hz, flags, custom_free, raw, want2, s);
@@ -317,9 +327,13 @@ static void op_compare(struct mf_ctx *c, struct mf_op *op)
 	unsigned long calls = 0;
 
 	op->res[0] = -1;
-	if (!z)
+	if (!z) {
+		MF_C(c, "\texpect(%u, mm_zone(mm, %ld) == NULL, \"the zone is not populated\");\n", c->cur, op->a[0]);
 		return;
+	}
 	scan_zone(z, &s);
+	MF_C(c, "\texpect(%u, zone_free_pages(mm_zone(mm, %d)) == %ld, \"NR_FREE_PAGES is what the free lists hold\");\n",
+	     c->cur, z->idx, s.free_pages);
 	if (s.free_pages != zone_free_pages(z))
 		mf_fail(c, "W1", "zone %s: NR_FREE_PAGES %ld but the free lists (isolate excluded) hold %ld pages",
 			z->name, zone_free_pages(z), s.free_pages);
@@ -400,13 +414,13 @@ static void op_wm2008(struct mf_ctx *c, struct mf_op *op)
 	bool want = ref_2008(nr_free, nr_orders, free, order, mark, reserve, flags);
 	bool got = zone_watermark_ok_2008(nr_free, nr_orders, free, order, (unsigned long)mark, reserve, flags);
 	op->res[0] = got;
-	if (got == want)
-		return;
 	MF_C(c, "\t{\n\t\tunsigned long nr_free[%d] = {", MM_NR_ORDERS_LIMIT);
 	for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++)
 		MF_C(c, " %lu,", nr_free[o]);
 	MF_C(c, " };\n\t\texpect(%u, zone_watermark_ok_2008(nr_free, %u, %ld, %u, %ld, %ld, %#x) == %d, "
 		"\"the 2.6.28 algorithm\");\n\t}\n", c->cur, nr_orders, free, order, mark, reserve, flags, want);
+	if (got == want)
+		return;
 	mf_fail(c, "W1", "zone_watermark_ok_2008(nr_orders %u, free %ld, order %u, mark %ld, lowmem_reserve %ld, "
 		"alloc_flags %#x) returned %d, the 2.6.28 reference says %d", nr_orders, free, order, mark, reserve,
 		flags, got, want);
@@ -497,6 +511,35 @@ static void wm_end(struct mf_ctx *c)
 	mf_pages_end(c);
 }
 
+/*
+ * wm_compare(): compare_one()'s calls, in its order, against the
+ * reference's answers (two per flag set and mark: with NR_FREE_PAGES, with
+ * the op's free count), as the op computed them.
+ */
+static void wm_cgen_prologue(struct mf_ctx *c, FILE *f)
+{
+	(void)c;
+	fputs("static const unsigned reserve_bits[] = { ALLOC_MIN_RESERVE, ALLOC_NON_BLOCK, ALLOC_HIGHATOMIC, ALLOC_OOM,\n"
+	      "\t\t\t\t\tALLOC_CPUSET | ALLOC_KSWAPD };\n"
+	      "UNUSED static void wm_compare(int op, int zi, unsigned order, int hz, long custom_mark, long custom_free,\n"
+	      "\t\t\t      const char *want)\n"
+	      "{\n\tstruct zone *z = mm_zone(mm, (enum zone_type)zi);\n"
+	      "\tfor (unsigned w = 0; w < NR_WMARK; w++)\n"
+	      "\t\tfor (unsigned sub = 0; sub < 32; sub++) {\n"
+	      "\t\t\tunsigned flags = w;\n"
+	      "\t\t\tfor (unsigned b = 0; b < 5; b++)\n\t\t\t\tif (sub & (1u << b))\n\t\t\t\t\tflags |= reserve_bits[b];\n"
+	      "\t\t\tlong marks[2] = { (long)zone_wmark_pages(z, (enum zone_watermarks)w), custom_mark };\n"
+	      "\t\t\tfor (int m = 0; m < 2; m++, want += 2) {\n"
+	      "\t\t\t\tint ok = zone_watermark_ok(z, order, (unsigned long)marks[m], hz, flags);\n"
+	      "\t\t\t\tint fast = zone_watermark_fast(z, order, (unsigned long)marks[m], hz, flags, 0);\n"
+	      "\t\t\t\tint raw = __zone_watermark_ok(z, order, (unsigned long)marks[m], hz, flags, custom_free);\n"
+	      "\t\t\t\tif (ok != want[0] - '0' || fast != want[0] - '0' || raw != want[1] - '0')\n"
+	      "\t\t\t\t\tfail(op, \"W1 violated: zone %d order %u mark %ld hz %d flags %#x: zone_watermark_ok %d, \"\n"
+	      "\t\t\t\t\t     \"zone_watermark_fast %d, __zone_watermark_ok(free %ld) %d; the reference says %c, %c\",\n"
+	      "\t\t\t\t\t     zi, order, marks[m], hz, flags, ok, fast, custom_free, raw, want[0], want[1]);\n"
+	      "\t\t\t}\n\t\t}\n}\n\n", f);
+}
+
 static const struct mf_target wm_target = {
 	.name = "watermark",
 	.setup = &wm_setup,
@@ -507,6 +550,7 @@ static const struct mf_target wm_target = {
 	.begin = wm_begin,
 	.release = wm_release,
 	.end = wm_end,
+	.cgen_prologue = wm_cgen_prologue,
 	.config_of = wm_config_of,
 };
 

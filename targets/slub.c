@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cgen.h"
 #include "common/configs.h"
 #include "common/harness.h"
 #include "common/instance.h"
@@ -73,6 +74,7 @@ struct cache_slot {
 	bool ctor;
 	int hardened;                   /* its freelist hardening: 0, 1, or HARD_UNKNOWN */
 	bool dead;                      /* destroyed with objects left: only frees of those remain */
+	unsigned int cid;               /* its creation number: name fz<cid>, s<cid> in the C reproducer */
 };
 #define HARD_UNKNOWN 2
 
@@ -188,6 +190,7 @@ static void to_cpu(struct mf_ctx *c, long cpu)
 {
 	int v = online_from(c, cpu);
 	int r = mm_cpu_attach(c->mm, v);
+	MF_C(c, "\tmm_cpu_attach(mm, %d);\n", v);
 	if (r != v)
 		mf_fail(c, "C1", "mm_cpu_attach(%d) of an online vCPU returned %d", v, r);
 }
@@ -195,8 +198,30 @@ static void to_cpu(struct mf_ctx *c, long cpu)
 /* Nothing but the op's expected reports: any other is a false positive of the allocator's checks. */
 static void expect_quiet(struct mf_ctx *c, const char *what)
 {
+	MF_C(c, "\tquiet(%u, \"%s\");\n", c->cur, what);
 	if (mm_nr_reports(c->mm) != c->reports_before)
 		mf_fail(c, "C1", "%s in a correct program reported: %s", what, mm_last_report(c->mm)->msg);
+}
+
+/* The reports so far are the op's (the C file's rep0 too). */
+static void reports_mark(struct mf_ctx *c)
+{
+	c->reports_before = mm_nr_reports(c->mm);
+	MF_C(c, "\trep0 = mm_nr_reports(mm);\n");
+}
+
+/*
+ * The C file's allocation call, before take(): the object will be o<id>.
+ * NULL: the call failed in the fuzz run too (the op gives up).
+ */
+static void emit_alloc(struct mf_ctx *c, const struct cache_slot *cs, const char *fn, const char *gfp, void *p)
+{
+	if (!p)
+		MF_C(c, "\tdiverged(%u, %s(s%u, %s) != NULL, \"the allocation succeeded; in the fuzz run it failed\");\n",
+		     c->cur, fn, cs->cid, gfp);
+	else
+		MF_C(c, "\tvoid *o%u = %s(s%u, %s);\n\tdiverged(%u, !o%u, \"the allocation failed; in the fuzz run it "
+		     "succeeded\");\n", c->sh->next_id, fn, cs->cid, gfp, c->cur, c->sh->next_id);
 }
 
 /* Take a fresh object of @cs into the shadow after checking what the API promises. */
@@ -209,6 +234,14 @@ static struct mf_alloc *take(struct mf_ctx *c, struct cache_slot *cs, void *p, b
 			mf_fail(c, "C1", "object %p of ctor cache %s is not constructed (first word %#llx)", p,
 				kmem_cache_name(cs->s), (unsigned long long)w);
 	}
+	unsigned int id = c->sh->next_id;
+	if (cs->ctor && !zeroed)
+		MF_C(c, "\texpect(%u, ctor_ok(o%u), \"an object of a ctor cache comes out constructed\");\n", c->cur, id);
+	MF_C(c, "\texpect(%u, ((uintptr_t)o%u & %u) == 0, \"aligned as the cache promises\");\n", c->cur, id,
+	     cs->promise - 1);
+	if (zeroed)
+		MF_C(c, "\texpect_zero(%u, o%u, %u);\n", c->cur, id, cs->size);
+	MF_C(c, "\ttrack(%u, %u, o%u, %u);\n", c->cur, id, id, cs->size);
 	struct mf_alloc *a = mf_shadow_add(c, kind, p, cs->size, cs->promise, zeroed);
 	a->order = slot_of(cs);
 	a->handle = cs->s;
@@ -220,6 +253,9 @@ static void untake(struct mf_ctx *c, struct mf_alloc *a)
 {
 	struct cache_slot *cs = &ss.caches[a->order];
 	void *p = (void *)a->addr;
+	MF_C(c, "\tuntrack(%u, %u);\n", c->cur, a->id);
+	if (cs->ctor)
+		MF_C(c, "\tctor(o%u);\n", a->id);
 	mf_shadow_remove(c, a);
 	if (cs->ctor)
 		ctor_fn(p);     /* objects go back constructed */
@@ -239,10 +275,12 @@ static void free_obj(struct mf_ctx *c, struct mf_alloc *a)
 {
 	struct kmem_cache *s = a->handle;
 	void *p = (void *)a->addr;
+	unsigned int id = a->id, cid = ss.caches[a->order].cid;
 	if (a->kind == K_IRQ)
 		pool_forget(a);
 	untake(c, a);
 	kmem_cache_free(s, p);
+	MF_C(c, "\tkmem_cache_free(s%u, o%u);\n", cid, id);
 }
 
 /* ------------------------------------------------------------ interrupts and migrations */
@@ -259,6 +297,7 @@ static void irq_handler(struct mm *mm, int cpu, void *ctx)
 	struct cache_slot *cs = &ss.caches[ss.irq_cache];
 	for (unsigned int i = 0; i < ss.irq_nalloc && ss.npool < IRQ_POOL && !mf_shadow_full(c->sh); i++) {
 		void *p = kmem_cache_alloc(cs->s, GFP_ATOMIC);
+		emit_alloc(c, cs, "kmem_cache_alloc", "GFP_ATOMIC", p);
 		if (!p)
 			break;
 		ss.pool[ss.npool++] = take(c, cs, p, false, K_IRQ);
@@ -283,6 +322,12 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 		return;
 	}
 	bool done = false;
+	if (ss.c->cgen) {
+		char why[160];
+		snprintf(why, sizeof(why), "at %s inside the next call: %s%s", mm_pp_name(point), actions[ss.action],
+			 ss.action == ACT_MIGRATE ? "" : "; what the handler did follows inline");
+		mf_cgen_not_reproduced(ss.c, "arm", why);
+	}
 	if (ss.action == ACT_IRQ || ss.action == ACT_BOTH)
 		done |= mm_raise_irq(mm);
 	if (ss.action == ACT_PENDING) {
@@ -299,6 +344,9 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 			if (mm_cpu_is_online(mm, (ss.mig_cpu + k) % ss.ncpus))
 				to = (ss.mig_cpu + k) % ss.ncpus;
 		done |= to >= 0 && mm_migrate_current(mm, to) >= 0;
+		if (to >= 0)
+			MF_C(ss.c, "\tmm_migrate_current(mm, %d);   /* injected at %s, inside the next call */\n", to,
+			     mm_pp_name(point));
 	}
 	if (done) {
 		ss.injected++;
@@ -334,8 +382,13 @@ static void op_create(struct mf_ctx *c, struct mf_op *op)
 		return;
 	if (ctor && size < 8)
 		size = 8;
+	unsigned int cid = ss.created;
 	snprintf(name, sizeof(name), "fz%u", ss.created++);   /* unique in the input: slabinfo lines, slub_debug lists */
 	struct kmem_cache *s = kmem_cache_create(c->mm, name, size, align, flags, ctor ? ctor_fn : NULL);
+	MF_C(c, "\tstruct kmem_cache *s%u = kmem_cache_create(mm, \"%s\", %u, %u, %#x, %s);\n", cid, name, size, align,
+	     (unsigned int)flags, ctor ? "ctor" : "NULL");
+	MF_C(c, "\tdiverged(%u, %ss%u, \"kmem_cache_create %s; in the fuzz run it %s\");\n", c->cur, s ? "!" : "", cid,
+	     s ? "failed" : "succeeded", s ? "succeeded" : "failed");
 	if (!s) {
 		op->res[0] = -3;
 		return;
@@ -349,6 +402,7 @@ static void op_create(struct mf_ctx *c, struct mf_op *op)
 	cs->ctor = ctor;
 	cs->hardened = ss.st_hardened;
 	cs->dead = false;
+	cs->cid = cid;
 	/* calculate_alignment(): the asked one, at least 8; with SLAB_HWCACHE_ALIGN the cache line's, halved while the object fits twice. */
 	cs->promise = align < 8 ? 8 : align;
 	if (flags & SLAB_HWCACHE_ALIGN) {
@@ -359,6 +413,7 @@ static void op_create(struct mf_ctx *c, struct mf_op *op)
 			cs->promise = ralign;
 	}
 	struct kmem_cache_info info;
+	MF_C(c, "\tinfo_ok(%u, s%u, %u, %u, %#x);\n", c->cur, cid, size, cs->promise, (unsigned int)flags);
 	if (kmem_cache_get_info(s, &info))
 		mf_fail(c, "C1", "kmem_cache_get_info failed for a new cache");
 	if (info.object_size != size)
@@ -405,6 +460,11 @@ static void op_alloc(struct mf_ctx *c, struct mf_op *op)
 		zero = false;   /* __GFP_ZERO with a ctor is a caller bug */
 	to_cpu(c, op->a[1]);
 	void *p = zero ? kmem_cache_zalloc(cs->s, GFP_KERNEL) : kmem_cache_alloc(cs->s, GFP_KERNEL);
+	if (p && mf_shadow_full(c->sh))
+		MF_C(c, "\t{ void *t = %s(s%u, GFP_KERNEL); kmem_cache_free(s%u, t); }   /* the fuzz run's shadow was full */\n",
+		     zero ? "kmem_cache_zalloc" : "kmem_cache_alloc", cs->cid, cs->cid);
+	else
+		emit_alloc(c, cs, zero ? "kmem_cache_zalloc" : "kmem_cache_alloc", "GFP_KERNEL", p);
 	if (!p) {
 		op->res[0] = -3;
 		return;
@@ -442,6 +502,7 @@ static void op_touch(struct mf_ctx *c, struct mf_op *op)
 	op->res[0] = a->id;
 	op->res[1] = a->order;
 	mf_shadow_touch(c, a);
+	MF_C(c, "\tuntrack(%u, %u);\n\ttrack(%u, %u, o%u, %zu);\n", c->cur, a->id, c->cur, a->id, a->id, a->len);
 }
 
 static void op_alloc_bulk(struct mf_ctx *c, struct mf_op *op)
@@ -460,11 +521,15 @@ static void op_alloc_bulk(struct mf_ctx *c, struct mf_op *op)
 	to_cpu(c, op->a[2]);
 	memset(p, 0, sizeof(p));
 	int got = kmem_cache_alloc_bulk(cs->s, GFP_KERNEL, n, p);
+	MF_C(c, "\tmemset(bulk, 0, sizeof(bulk));\n\tgot = kmem_cache_alloc_bulk(s%u, GFP_KERNEL, %zu, bulk);\n"
+	     "\texpect(%u, got == 0 || got == %zu, \"kmem_cache_alloc_bulk is all or nothing\");\n"
+	     "\tdiverged(%u, got != %d, \"kmem_cache_alloc_bulk's result\");\n", cs->cid, n, c->cur, n, c->cur, got);
 	if (got != 0 && (size_t)got != n)
 		mf_fail(c, "C1", "kmem_cache_alloc_bulk of %zu returned %d: all or nothing", n, got);
 	for (int i = 0; i < got; i++) {
 		if (!p[i])
 			mf_fail(c, "C1", "kmem_cache_alloc_bulk returned %d but p[%d] is NULL", got, i);
+		MF_C(c, "\tvoid *o%u = bulk[%d];\n", c->sh->next_id, i);
 		take(c, cs, p[i], false, K_OBJ);
 	}
 	op->res[0] = got;
@@ -495,9 +560,13 @@ static void op_free_bulk(struct mf_ctx *c, struct mf_op *op)
 			continue;
 		p[n++] = (void *)a->addr;
 	}
-	for (size_t j = 0; j < n; j++)
-		untake(c, mf_shadow_find(c->sh, (uintptr_t)p[j]));
+	for (size_t j = 0; j < n; j++) {
+		struct mf_alloc *a = mf_shadow_find(c->sh, (uintptr_t)p[j]);
+		MF_C(c, "\tbulk[%zu] = o%u;\n", j, a->id);
+		untake(c, a);
+	}
 	kmem_cache_free_bulk(s, n, p);
+	MF_C(c, "\tkmem_cache_free_bulk(s%u, %zu, bulk);\n", ss.caches[slot].cid, n);
 	op->res[0] = (long)n;
 	expect_quiet(c, "kmem_cache_free_bulk");
 }
@@ -510,6 +579,7 @@ static void op_shrink(struct mf_ctx *c, struct mf_op *op)
 		return;
 	to_cpu(c, op->a[1]);
 	op->res[0] = kmem_cache_shrink(cs->s);
+	MF_C(c, "\tkmem_cache_shrink(s%u);\n", cs->cid);
 	expect_quiet(c, "kmem_cache_shrink");
 }
 
@@ -522,6 +592,7 @@ static void op_validate(struct mf_ctx *c, struct mf_op *op)
 	/* validate_slab_cache() wants no concurrent user of the cache: no interrupt work meanwhile. */
 	ss.irq_off = true;
 	long e = validate_slab_cache(cs->s);
+	MF_C(c, "\texpect(%u, validate_slab_cache(s%u) == 0, \"validate_slab_cache finds nothing\");\n", c->cur, cs->cid);
 	ss.irq_off = false;
 	if (e)
 		mf_fail(c, "C1", "validate_slab_cache(%s) found %ld errors in a correct program: %s",
@@ -569,6 +640,8 @@ static void destroy_slot(struct mf_ctx *c, unsigned int slot)
 		unsigned long r = mm_nr_reports(c->mm);
 		ss.irq_off = true;
 		kmem_cache_destroy(cs->s);
+		MF_C(c, "\trep0 = mm_nr_reports(mm);\n\tkmem_cache_destroy(s%u);\n"
+		     "\tquiet(%u, \"kmem_cache_destroy of a cache with every object freed\");\n", cs->cid, c->cur);
 		ss.irq_off = false;
 		if (mm_nr_reports(c->mm) != r)
 			mf_fail(c, "C1", "kmem_cache_destroy of a cache with every object freed reported: %s",
@@ -602,14 +675,14 @@ static void op_arm(struct mf_ctx *c, struct mf_op *op)
 	ss.irq_nalloc = (unsigned int)op->a[6];
 	ss.irq_nfree = (unsigned int)op->a[7];
 	ss.irq_fifo = op->a[8];
-	(void)c;
+	MF_C(c, "\t/* no allocator call: the CPU model's hooks act at later preemption points (see NOT REPRODUCED) */\n");
 }
 
 static void op_disarm(struct mf_ctx *c, struct mf_op *op)
 {
-	(void)c;
 	(void)op;
 	ss.armed = false;
+	MF_C(c, "\t/* no allocator call: no more injections */\n");
 }
 
 static void op_cpu(struct mf_ctx *c, struct mf_op *op)
@@ -636,6 +709,7 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 	if (ss.st_init_free && kind != BAD_WRONG)
 		return;
 #ifdef SLUB_FZ_ASAN
+	MF_C(c, "\t/* skipped in this (ASan) build: KASAN stops at bad frees */\n");
 	op->res[0] = -5;
 	(void)was; (void)a; (void)cs; (void)other; (void)p; (void)kind;
 	return;
@@ -674,6 +748,7 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 	case BAD_DOUBLE_FRESH:
 		/* Freed on the vCPU that allocated it: it is the cpu freelist's head. */
 		p = kmem_cache_alloc(cs->s, GFP_KERNEL);
+		emit_alloc(c, cs, "kmem_cache_alloc", "GFP_KERNEL", p);
 		if (!p) {
 			op->res[0] = -3;
 			ss.irq_off = false;
@@ -683,33 +758,41 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 		a = take(c, cs, p, false, K_OBJ);
 		op->res[0] = a->id;
 		free_obj(c, a);
-		c->reports_before = mm_nr_reports(c->mm);
+		reports_mark(c);
 		kmem_cache_free(cs->s, p);
+		MF_C(c, "\tkmem_cache_free(s%u, o%ld);   /* again */\n", cs->cid, op->res[0]);
 		break;
 	case BAD_DOUBLE:
 		p = (void *)a->addr;
 		op->res[0] = a->id;
 		free_obj(c, a);
-		c->reports_before = mm_nr_reports(c->mm);
+		reports_mark(c);
 		kmem_cache_free(cs->s, p);
+		MF_C(c, "\tkmem_cache_free(s%u, o%ld);   /* again */\n", cs->cid, op->res[0]);
 		break;
 	case BAD_INTERIOR:
 		op->res[0] = a->id;
-		c->reports_before = mm_nr_reports(c->mm);
+		reports_mark(c);
 		kmem_cache_free(cs->s, (char *)a->addr + 1 + (unsigned long)op->a[3] % (cs->size - 1));
+		MF_C(c, "\tkmem_cache_free(s%u, (char *)o%u + %lu);   /* inside the object */\n", cs->cid, a->id,
+		     1 + (unsigned long)op->a[3] % (cs->size - 1));
 		break;
 	case BAD_WRONG:
 		op->res[0] = a->id;
-		c->reports_before = mm_nr_reports(c->mm);
+		reports_mark(c);
 		/* Reported, and (as the kernel does) freed to the cache it belongs to. */
 		p = (void *)a->addr;
 		untake(c, a);
 		kmem_cache_free(other->s, p);
+		MF_C(c, "\tkmem_cache_free(s%u, o%ld);   /* an object of s%u */\n", other->cid, op->res[0], cs->cid);
 		break;
 	}
 	op->res[1] = slot_of(cs);
 	unsigned long n = mm_nr_reports(c->mm);
 	op->res[2] = (long)(n - c->reports_before);
+	MF_C(c, "\texpect(%u, mm_nr_reports(mm) == rep0 + %u, \"the bad free (%s) is reported exactly %u time(s)\");\n"
+	     "\texpect(%u, mm_last_report(mm)->kind[0] && mm_last_report(mm)->msg[0], \"the report has a kind and a "
+	     "message\");\n", c->cur, expected_reports[kind], bad_kinds[kind], expected_reports[kind], c->cur);
 	if (n != c->reports_before + expected_reports[kind])
 		mf_fail(c, "C1", "bad free (%s) in cache %s: expected exactly %u report(s), mm_nr_reports went "
 			"from %lu to %lu%s%s", bad_kinds[kind], kmem_cache_name(cs->s), expected_reports[kind], c->reports_before, n,
@@ -717,12 +800,14 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 	const struct mm_report *r = mm_last_report(c->mm);
 	if (!r->kind[0] || !r->msg[0])
 		mf_fail(c, "C1", "bad free: the report has no kind or no message");
-	c->reports_before = n;
+	reports_mark(c);
 	long e = validate_slab_cache(cs->s);
+	MF_C(c, "\texpect(%u, validate_slab_cache(s%u) == 0, \"validate_slab_cache finds nothing after a reported bad "
+	     "free\");\n", c->cur, cs->cid);
 	if (e)
 		mf_fail(c, "C1", "after a reported bad free (%s) validate_slab_cache(%s) found %ld errors: %s",
 			bad_kinds[kind], kmem_cache_name(cs->s), e, mm_last_report(c->mm)->msg);
-	c->reports_before = mm_nr_reports(c->mm);
+	reports_mark(c);
 	ss.irq_off = false;
 	ss.armed = was;
 }
@@ -773,6 +858,8 @@ static void op_destroy_leak(struct mf_ctx *c, struct mf_op *op)
 	to_cpu(c, op->a[1]);
 	unsigned long before = mm_nr_reports(c->mm);
 	kmem_cache_destroy(cs->s);
+	MF_C(c, "\trep0 = mm_nr_reports(mm);\n\tkmem_cache_destroy(s%u);\n\tleak_report_ok(%u, %lu);\n", cs->cid, c->cur,
+	     live);
 	unsigned long n = mm_nr_reports(c->mm) - before;
 	const struct mm_report *r = n ? mm_last_report(c->mm) : NULL;
 	const char *tail = r ? strstr(r->msg, "still has objects (") : NULL;
@@ -792,13 +879,16 @@ static void op_destroy_leak(struct mf_ctx *c, struct mf_op *op)
 	if (op->a[2]) {
 		before = mm_nr_reports(c->mm);
 		kmem_cache_destroy(cs->s);
+		MF_C(c, "\trep0 = mm_nr_reports(mm);\n\tkmem_cache_destroy(s%u);   /* again */\n"
+		     "\texpect(%u, mm_nr_reports(mm) == rep0 + 1, \"destroying a destroyed cache is reported once\");\n",
+		     cs->cid, c->cur);
 		if (mm_nr_reports(c->mm) != before + 1)
 			mf_fail(c, "C1", "kmem_cache_destroy of a destroyed cache: %lu reports, expected 1",
 				mm_nr_reports(c->mm) - before);
 		n++;
 	}
 	op->res[2] = (long)n;
-	c->reports_before = mm_nr_reports(c->mm);
+	reports_mark(c);
 	ss.irq_off = false;
 	ss.armed = was;
 }
@@ -843,6 +933,11 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 	ss.armed = was;
 	op->res[0] = r;
 	bool bad = op->a[12] != MF_OPT_BAD_NONE;
+	if (c->cgen) {
+		fprintf(c->cgen, "\tconfigure(%u, ", c->cur);
+		mf_cgen_str(c->cgen, buf);
+		fprintf(c->cgen, ", %d, %d);\n", bad, r);
+	}
 	if (bad ? r != -22 : (r != 0 && r != -16))
 		mf_fail(c, "C1", "mm_slub_configure(\"%s\") returned %d (%s)", buf, r, err);
 	if (r && !err[0])
@@ -853,6 +948,8 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 	if (strcmp(slub_fastpath_name(mm_slub_fastpath(c->mm)), mf_opt_fastpaths[1 + mm_slub_fastpath(c->mm)]) ||
 	    strcmp(slub_fastpath_name(SLUB_NR_FASTPATHS), "?"))
 		mf_fail(c, "C1", "slub_fastpath_name is wrong");
+	MF_C(c, "\texpect(%u, mm_slub_configure(mm, \" \", NULL, 0) == 0 && mm_slub_configure(NULL, \"slub_debug\", NULL, 0) "
+	     "== -22, \"mm_slub_configure: no options is 0, no instance -EINVAL\");\n", c->cur);
 	if (mm_slub_configure(c->mm, " ", NULL, 0) || mm_slub_configure(NULL, "slub_debug", err, sizeof(err)) != -22)
 		mf_fail(c, "C1", "mm_slub_configure: no options must be 0, no instance -EINVAL");
 	/* Relayout ran (r != -EINVAL) on every cache without slabs; -EBUSY may also mean one could not take the new options. */
@@ -892,12 +989,16 @@ static void op_hotplug(struct mf_ctx *c, struct mf_op *op)
 	ss.irq_off = true;
 	if (op->a[1]) {
 		op->res[0] = mm_cpu_online(c->mm, cpu);
+		MF_C(c, "\texpect(%u, mm_cpu_online(mm, %d) == 0 && mm_cpu_is_online(mm, %d), \"mm_cpu_online\");\n", c->cur,
+		     cpu, cpu);
 		if (op->res[0] || !mm_cpu_is_online(c->mm, cpu))
 			mf_fail(c, "C1", "mm_cpu_online(%d) returned %ld", cpu, op->res[0]);
 	} else {
 		int online = mm_num_online_cpus(c->mm);
 		op->res[0] = mm_cpu_offline(c->mm, cpu);
 		bool last = online == 1 && mm_cpu_is_online(c->mm, cpu);
+		MF_C(c, "\texpect(%u, mm_cpu_offline(mm, %d) == %d, \"mm_cpu_offline (-EBUSY for the last online vCPU)\");\n",
+		     c->cur, cpu, last ? -16 : 0);
 		if (last ? op->res[0] != -16 : op->res[0] != 0)
 			mf_fail(c, "C1", "mm_cpu_offline(%d) with %d online returned %ld", cpu, online, op->res[0]);
 		/* Our own vCPU may have been the one: hold an online one again. */
@@ -973,9 +1074,15 @@ static void op_clobber(struct mf_ctx *c, struct mf_op *op)
 	} else {
 		/* An object freed next to a (live) one: its slab keeps a free object and a live one, so it is partial. */
 		q = kmem_cache_alloc(cs->s, GFP_KERNEL);
+		MF_C(c, "\tvoid *q%u = kmem_cache_alloc(s%u, GFP_KERNEL);\n", c->cur, cs->cid);
+		MF_C(c, "\tdiverged(%u, !q%u != %d || (q%u && (virt_to_page(mm, q%u) == virt_to_page(mm, o%u)) != %d), "
+		     "\"the fresh object and its page\");\n", c->cur, c->cur, !q, c->cur, c->cur, a->id,
+		     q && virt_to_page(c->mm, q) == virt_to_page(c->mm, (void *)a->addr));
 		if (!q || virt_to_page(c->mm, q) != virt_to_page(c->mm, (void *)a->addr)) {
-			if (q)
+			if (q) {
 				kmem_cache_free(cs->s, q);
+				MF_C(c, "\tkmem_cache_free(s%u, q%u);\n", cs->cid, c->cur);
+			}
 			op->res[0] = q ? -4 : -3;
 			ss.irq_off = false;
 			ss.armed = was;
@@ -985,6 +1092,9 @@ static void op_clobber(struct mf_ctx *c, struct mf_op *op)
 		if (cs->ctor)
 			ctor_fn(q);
 		kmem_cache_free(cs->s, q);
+		if (cs->ctor)
+			MF_C(c, "\tctor(q%u);\n", c->cur);
+		MF_C(c, "\tkmem_cache_free(s%u, q%u);\n", cs->cid, c->cur);
 		unsigned char *p = q;
 		if (kind == CL_FREE_POISON) {
 			at = p + off % info.object_size;
@@ -995,6 +1105,9 @@ static void op_clobber(struct mf_ctx *c, struct mf_op *op)
 			want = 0xbb;            /* SLUB_RED_INACTIVE */
 		}
 	}
+	MF_C(c, "\tclobber(%u, s%u, (unsigned char *)%s%u + (%ld), %#x, %d);\n", c->cur, cs->cid, q ? "q" : "o",
+	     q ? c->cur : a->id, (long)(at - (unsigned char *)(q ? q : (void *)a->addr)), want,
+	     q || (info.flags & SLAB_STORE_USER));
 	if (peek(at) != want)
 		mf_fail(c, "S3", "clobber (%s) of cache %s: byte at offset %ld of its object is %#x before the write, "
 			"expected %#x", clobbers[kind], kmem_cache_name(cs->s), (long)(at - (unsigned char *)(q ? q : (void *)a->addr)),
@@ -1059,6 +1172,8 @@ static void op_create_bad(struct mf_ctx *c, struct mf_op *op)
 	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
 		before++;
 	struct kmem_cache *s = kmem_cache_create(c->mm, name, size, align, flags, NULL);
+	MF_C(c, "\tcreate_bad(%u, %s%s%s, %u, %u, %#x);\n", c->cur, name ? "\"" : "", name ? name : "NULL", name ? "\"" : "",
+	     size, align, (unsigned int)flags);
 	if (s)
 		mf_fail(c, "C1", "kmem_cache_create(%s, size %u, align %u, flags %#x) should have failed",
 			name ? name : "NULL", size, align, flags);
@@ -1091,6 +1206,7 @@ static void op_introspect(struct mf_ctx *c, struct mf_op *op)
 	ss.irq_off = true;
 	for (unsigned int i = 0; i < mf_shadow_count(c->sh); i++)
 		live += c->sh->live[i]->handle == cs->s;
+	MF_C(c, "\tintrospect(%u, s%u, %u, %lu);\n", c->cur, cs->cid, cs->size, live);
 	if (kmem_cache_get_info(cs->s, &info) || kmem_cache_get_info(NULL, &info) != -22)
 		mf_fail(c, "C1", "kmem_cache_get_info: a live cache must work, NULL must be -EINVAL");
 	kmem_cache_get_info(cs->s, &info);
@@ -1148,6 +1264,7 @@ static const struct mf_opdesc slub_setup = {
 	static void w_##fn(struct mf_ctx *c, struct mf_op *op)            \
 	{                                                                  \
 		ss.in_op = true;                                           \
+		MF_C(c, "\trep0 = mm_nr_reports(mm);\n");                 \
 		fn(c, op);                                                 \
 		ss.in_op = false;                                          \
 	}
@@ -1232,6 +1349,7 @@ static bool slub_begin(struct mf_ctx *c, const struct mf_op *setup)
 	struct mm_config cfg;
 
 	slub_config_of(setup, &cfg);
+	mf_cgen_config(c, &cfg);
 	if (!mf_instance(c, &cfg))
 		mf_fail(c, "C1", "mm_create failed for the named config %s", mf_config_names[setup->a[0]]);
 	mf_slub_options_restore_if_dirty(c);
@@ -1262,13 +1380,94 @@ static void slub_end(struct mf_ctx *c)
 	mm_set_sched_hook(c->mm, NULL, NULL);
 	mm_set_irq_handler(c->mm, NULL, NULL);
 	for (int cpu = 0; cpu < ss.ncpus; cpu++)
-		if (!mm_cpu_is_online(c->mm, cpu) && mm_cpu_online(c->mm, cpu))
-			mf_fail(c, "C1", "teardown: mm_cpu_online(%d) failed", cpu);
+		if (!mm_cpu_is_online(c->mm, cpu)) {
+			MF_C(c, "\tmm_cpu_online(mm, %d);\n", cpu);
+			if (mm_cpu_online(c->mm, cpu))
+				mf_fail(c, "C1", "teardown: mm_cpu_online(%d) failed", cpu);
+		}
 	/* A destroyed cache kept for its leaks is among these: its objects are all freed now. */
 	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
 		kmem_cache_shrink(s);
+	MF_C(c, "\tfor (struct kmem_cache *s = kmem_cache_next(mm, NULL); s; s = kmem_cache_next(mm, s))\n"
+	     "\t\tkmem_cache_shrink(s);\n");
 	if (ss.opts_changed)
 		mf_slub_options_mark_dirty(c);
+}
+
+/*
+ * The C file's helpers: the ctor, the bulk array, the op's report count
+ * (rep0, taken at the start of every op and after each expected report)
+ * and the checks of the ops that make several calls, as the ops make them.
+ */
+static void slub_cgen_prologue(struct mf_ctx *c, FILE *f)
+{
+	(void)c;
+	fprintf(f, "#define CTOR_WORD %#llxULL\n", (unsigned long long)CTOR_WORD);
+	fputs("static unsigned long rep0;            /* mm_nr_reports() when the op started */\n"
+	      "UNUSED static void *bulk[64];\n"
+	      "UNUSED static int got;\n"
+	      "UNUSED static void ctor(void *p) { uint64_t w = CTOR_WORD; memcpy(p, &w, sizeof(w)); }\n"
+	      "UNUSED static int ctor_ok(const void *p) { uint64_t w; memcpy(&w, p, sizeof(w)); return w == CTOR_WORD; }\n"
+	      "UNUSED static void quiet(int op, const char *what)\n"
+	      "{\n\tif (mm_nr_reports(mm) != rep0)\n"
+	      "\t\tfail(op, \"C1 violated: %s in a correct program reported: %s\", what, mm_last_report(mm)->msg);\n}\n"
+	      "UNUSED static void info_ok(int op, struct kmem_cache *s, unsigned size, unsigned promise, unsigned flags)\n"
+	      "{\n\tstruct kmem_cache_info i;\n"
+	      "\texpect(op, !kmem_cache_get_info(s, &i), \"kmem_cache_get_info of a new cache\");\n"
+	      "\texpect(op, i.object_size == size && i.align >= promise && !(i.align & (i.align - 1)) && i.size >= size &&\n"
+	      "\t       (i.flags & flags) == flags, \"kmem_cache_get_info agrees with what was asked\");\n}\n"
+	      "UNUSED static void leak_report_ok(int op, unsigned long live)\n"
+	      "{\n\tunsigned long n = mm_nr_reports(mm) - rep0, objs = 0, slabs = 0;\n"
+	      "\tconst char *t = n ? strstr(mm_last_report(mm)->msg, \"still has objects (\") : NULL;\n"
+	      "\texpect(op, t && sscanf(t, \"still has objects (%lu objects in %lu slabs)\", &objs, &slabs) == 2,\n"
+	      "\t       \"the leak report ends with 'Slab cache still has objects (N objects in M slabs)'\");\n"
+	      "\texpect(op, objs == live && slabs >= 1 && slabs <= live && n >= 1 && n <= 1 + slabs,\n"
+	      "\t       \"the leak report counts the objects left\");\n}\n"
+	      "UNUSED static void configure(int op, const char *text, int bad, int r_fuzz)\n"
+	      "{\n\tchar e[256];\n\te[0] = 0;\n\tint r = mm_slub_configure(mm, text, e, sizeof(e));\n"
+	      "\texpect(op, bad ? r == -22 : (r == 0 || r == -16), \"mm_slub_configure's result\");\n"
+	      "\texpect(op, !r || e[0], \"a refusal has a message\");\n"
+	      "\tdiverged(op, r != r_fuzz, \"mm_slub_configure's result\");\n"
+	      "\tquiet(op, \"mm_slub_configure\");\n}\n"
+	      "UNUSED static unsigned nr_caches(void)\n"
+	      "{\n\tunsigned n = 0;\n\tfor (struct kmem_cache *s = kmem_cache_next(mm, NULL); s; s = kmem_cache_next(mm, s))\n"
+	      "\t\tn++;\n\treturn n;\n}\n"
+	      "UNUSED static void create_bad(int op, const char *name, unsigned size, unsigned align, unsigned flags)\n"
+	      "{\n\tunsigned n = nr_caches();\n"
+	      "\texpect(op, kmem_cache_create(mm, name, size, align, flags, NULL) == NULL, \"kmem_cache_create refuses\");\n"
+	      "\texpect(op, nr_caches() == n, \"a refused kmem_cache_create leaves no cache behind\");\n"
+	      "\tquiet(op, \"a refused kmem_cache_create\");\n}\n"
+	      "__attribute__((no_sanitize(\"address\"))) UNUSED static unsigned char peek(const void *a)\n"
+	      "{\n\treturn *(const volatile unsigned char *)a;\n}\n"
+	      "__attribute__((no_sanitize(\"address\"))) UNUSED static void poke(void *a, unsigned char v)\n"
+	      "{\n\t*(volatile unsigned char *)a = v;\n}\n"
+	      "UNUSED static void clobber(int op, struct kmem_cache *s, unsigned char *at, unsigned char want, int must)\n"
+	      "{\n\texpect(op, peek(at) == want, \"the red zone / poison byte holds its pattern before the write\");\n"
+	      "\trep0 = mm_nr_reports(mm);\n\tpoke(at, 0x12);\n"
+	      "\tlong e = validate_slab_cache(s);\n"
+	      "\texpect(op, (unsigned long)e == mm_nr_reports(mm) - rep0 && (e == 2 || (!must && e == 0)),\n"
+	      "\t       \"validate_slab_cache reports the clobbered byte (BUG and FIX)\");\n"
+	      "\tif (e)\n\t\texpect(op, peek(at) == want, \"validate_slab_cache repairs the byte\");\n"
+	      "\telse\n\t\tpoke(at, want);\n"
+	      "\trep0 = mm_nr_reports(mm);\n"
+	      "\texpect(op, validate_slab_cache(s) == 0, \"after the repair validate_slab_cache finds nothing\");\n}\n"
+	      "UNUSED static void introspect(int op, struct kmem_cache *s, unsigned size, unsigned long live)\n"
+	      "{\n\tstruct kmem_cache_info i;\n\tunsigned long st[NR_SLUB_STAT_ITEMS];\n"
+	      "\texpect(op, !kmem_cache_get_info(s, &i) && kmem_cache_get_info(NULL, &i) == -22,\n"
+	      "\t       \"kmem_cache_get_info: a live cache works, NULL is -EINVAL\");\n"
+	      "\tkmem_cache_get_info(s, &i);\n"
+	      "\texpect(op, i.nr_objects >= live && (i.nr_live < 0 || (unsigned long)i.nr_live == live) &&\n"
+	      "\t       i.nr_partial <= i.nr_slabs && kmem_cache_size(s) == size && kmem_cache_mm(s) == mm &&\n"
+	      "\t       !strcmp(i.name, kmem_cache_name(s)), \"kmem_cache_get_info agrees with the objects held\");\n"
+	      "\tif (kmem_cache_get_stats(s, st))\n"
+	      "\t\texpect(op, st[ALLOC_FASTPATH] + st[ALLOC_SLOWPATH] >= live, \"the statistics count the allocations\");\n"
+	      "\tchar *buf = NULL, key[40];\n\tsize_t len = 0;\n\tFILE *f = open_memstream(&buf, &len);\n"
+	      "\tif (!f)\n\t\treturn;\n\tmm_dump_slabinfo(mm, f);\n\tfclose(f);\n"
+	      "\tsnprintf(key, sizeof(key), \"\\n%s \", i.name);\n"
+	      "\tconst char *line = strstr(buf, key);\n\tunsigned long active = 0, total = 0;\n"
+	      "\texpect(op, line && sscanf(line + strlen(key), \"%lu %lu\", &active, &total) == 2 && active >= live &&\n"
+	      "\t       total == i.nr_objects && !strncmp(buf, \"slabinfo - version: 2.1\\n\", 24),\n"
+	      "\t       \"/proc/slabinfo's line of the cache\");\n\tfree(buf);\n}\n\n", f);
 }
 
 static const struct mf_target slub_target = {
@@ -1281,6 +1480,7 @@ static const struct mf_target slub_target = {
 	.begin = slub_begin,
 	.release = slub_release,
 	.end = slub_end,
+	.cgen_prologue = slub_cgen_prologue,
 	.config_of = slub_config_of,
 };
 

@@ -11,7 +11,10 @@ repository) with MMFUZZ_STATS=1, once per checker setting:
   off       MMFUZZ_CHECK_LEVEL=0 MMFUZZ_FINAL_LEVEL=0 (teardown's own
             conservation test still runs)
 
-and prints exec/s (executions / wall seconds, libFuzzer's own count), the
+and prints exec/s (executions / wall seconds, libFuzzer's own count),
+exec/cpu-s (executions / CPU seconds of the libFuzzer process, start-up
+and libFuzzer's own work included: the one-core rate, which the load of a
+shared machine disturbs much less than the wall-clock one), the
 CPU time per input split into ops, per-op checks and teardown (which holds
 the final check and mm_reset), and the CPU time of one mm_check call per
 level.  The machine is shared: compare the settings of one target with each
@@ -31,6 +34,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -88,10 +92,14 @@ def run_one(binary, target, seconds, env_extra):
         if os.path.isfile(opts):
             cmd.insert(1, "-dict=" + opts)
         env = dict(os.environ, MMFUZZ_STATS="1", **env_extra)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         r = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            timeout=seconds + 120)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         out = r.stdout
-        res = {"execs": 0, "wall_s": seconds, "exec_per_s": 0.0, "finding": r.returncode != 0}
+        res = {"execs": 0, "wall_s": seconds, "exec_per_s": 0.0, "finding": r.returncode != 0,
+               "cpu_s": round(cpu_s, 2)}
         m = EXECS.search(out)
         if m:
             res["execs"] = int(m.group(1))
@@ -99,6 +107,9 @@ def run_one(binary, target, seconds, env_extra):
         if m:
             res["wall_s"] = max(1, int(m.group(2)))
         res["exec_per_s"] = round(res["execs"] / res["wall_s"], 1)
+        # The whole process's CPU time (libFuzzer's own work and start-up
+        # included): what one core would run, however loaded the machine.
+        res["exec_per_cpu_s"] = round(res["execs"] / cpu_s, 1) if cpu_s > 0 else 0.0
         m = STATS.search(out)
         if m:
             inputs, ops = int(m.group(1)), int(m.group(2))
@@ -138,8 +149,9 @@ def main():
     if not a.no_build and not build(a.build_dir, names):
         return 1
     rows, failed = [], False
-    print("%-10s %-8s %9s %10s %8s %9s %9s %10s %9s %9s" % ("target", "checks", "exec/s", "us/input", "ops/in",
-                                                             "ops us", "checks us", "teardown", "L2 us", "final us"))
+    print("%-10s %-8s %9s %10s %10s %8s %9s %9s %10s %9s %9s" % (
+        "target", "checks", "exec/s", "exec/cpu-s", "us/input", "ops/in", "ops us", "checks us", "teardown", "L2 us",
+        "final us"))
     for t in names:
         binary = os.path.join(a.build_dir, "targets", "fuzz_" + t)
         if not os.access(binary, os.X_OK):
@@ -152,8 +164,8 @@ def main():
             rows.append(r)
             lv = r.get("levels", {})
             final = max((int(k) for k in lv if k != "2"), default=0)
-            print("%-10s %-8s %9.0f %10.0f %8.1f %9.0f %9.0f %10.0f %9s %9s%s" % (
-                t, s, r["exec_per_s"], r.get("cpu_us_per_input", 0), r.get("ops_per_input", 0), r.get("ops_us", 0),
+            print("%-10s %-8s %9.0f %10.0f %10.0f %8.1f %9.0f %9.0f %10.0f %9s %9s%s" % (
+                t, s, r["exec_per_s"], r["exec_per_cpu_s"], r.get("cpu_us_per_input", 0), r.get("ops_per_input", 0), r.get("ops_us", 0),
                 r.get("checks_us", 0), r.get("teardown_us", 0),
                 "%.1f" % lv["2"]["us_each"] if "2" in lv else "-",
                 "%.0f (L%d)" % (lv[str(final)]["us_each"], final) if final else "-",

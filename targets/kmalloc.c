@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cgen.h"
 #include "common/configs.h"
 #include "common/harness.h"
 #include "common/instance.h"
@@ -79,12 +80,14 @@ static size_t promise(size_t size)
 static void to_cpu(struct mf_ctx *c, long cpu)
 {
 	int r = mm_cpu_attach(c->mm, (int)(cpu % ncpus));
+	MF_C(c, "\tmm_cpu_attach(mm, %d);\n", (int)(cpu % ncpus));
 	if (r < 0)
 		mf_fail(c, "C1", "mm_cpu_attach(%ld) failed: %d", cpu % ncpus, r);
 }
 
 static void expect_quiet(struct mf_ctx *c, const char *what)
 {
+	MF_C(c, "\tquiet(%u, \"%s\");\n", c->cur, what);
 	if (mm_nr_reports(c->mm) != c->reports_before)
 		mf_fail(c, "C1", "%s reported: %s", what, mm_last_report(c->mm)->msg);
 }
@@ -106,10 +109,19 @@ static void set_pages(struct mf_ctx *c, struct mf_alloc *a, size_t ks)
 static struct mf_alloc *take(struct mf_ctx *c, void *p, size_t size, bool zeroed, const char *what)
 {
 	if (size == 0) {
+		MF_C(c, "\texpect(%u, ret == ZERO_SIZE_PTR, \"%s of 0 bytes returns ZERO_SIZE_PTR\");\n", c->cur, what);
 		if (p != ZERO_SIZE_PTR)
 			mf_fail(c, "C1", "%s of 0 bytes returned %p, not ZERO_SIZE_PTR", what, p);
 		return NULL;
 	}
+	unsigned int id = c->sh->next_id;
+	MF_C(c, "\tdiverged(%u, !ret, \"the allocation failed; in the fuzz run it succeeded\");\n"
+	     "\texpect(%u, !ZERO_OR_NULL_PTR(ret) && ksize(mm, ret) >= %zu, \"%s returns memory of at least the size\");\n"
+	     "\tvoid *o%u = ret;\n\texpect(%u, ((uintptr_t)o%u & %zu) == 0, \"aligned as kmalloc promises\");\n",
+	     c->cur, c->cur, size, what, id, c->cur, id, promise(size) - 1);
+	if (zeroed)
+		MF_C(c, "\texpect_zero(%u, o%u, %zu);\n", c->cur, id, size);
+	MF_C(c, "\ttrack(%u, %u, o%u, %zu);\n", c->cur, id, id, size);
 	if (ZERO_OR_NULL_PTR(p))
 		mf_fail(c, "C1", "%s of %zu bytes returned %p", what, size, p);
 	size_t ks = ksize(c->mm, p);
@@ -160,6 +172,8 @@ static void op_alloc(struct mf_ctx *c, struct mf_op *op)
 			size_t es = size > 2 ? size : 2;
 			n = SIZE_MAX / es + 1 + n;
 			p = kind == KM_ARRAY ? kmalloc_array(c->mm, n, es, gfp) : kcalloc(c->mm, n, es, gfp);
+			MF_C(c, "\texpect(%u, %s(mm, %zuUL, %zu, %#x) == NULL, \"n * size overflows: NULL\");\n", c->cur,
+			     kinds[kind], n, es, gfp);
 			if (p)
 				mf_fail(c, "C1", "%s(%zu, %zu) overflows but returned %p", kinds[kind], n, es, p);
 			expect_quiet(c, kinds[kind]);
@@ -170,12 +184,15 @@ static void op_alloc(struct mf_ctx *c, struct mf_op *op)
 		if (n && es * n > MAX_SIZE)
 			es = MAX_SIZE / n;
 		p = kind == KM_ARRAY ? kmalloc_array(c->mm, n, es, gfp) : kcalloc(c->mm, n, es, gfp);
+		MF_C(c, "\tret = %s(mm, %zu, %zu, %#x);\n", kinds[kind], n, es, gfp);
 		size = n * es;
 	} else {
 		p = kind == KM_KZALLOC ? kzalloc(c->mm, size, gfp) : kmalloc(c->mm, size, gfp);
+		MF_C(c, "\tret = %s(mm, %zu, %#x);\n", kinds[kind], size, gfp);
 	}
 	expect_quiet(c, kinds[kind]);
 	if (!p && size) {
+		MF_C(c, "\tdiverged(%u, ret != NULL, \"the allocation succeeded; in the fuzz run it failed\");\n", c->cur);
 		res_alloc(op, NULL, size, p);
 		return;
 	}
@@ -189,6 +206,7 @@ static void op_free(struct mf_ctx *c, struct mf_op *op)
 	to_cpu(c, op->a[1]);
 	if (!a) {
 		kfree(c->mm, op->a[2] ? ZERO_SIZE_PTR : NULL);
+		MF_C(c, "\tkfree(mm, %s);\n", op->a[2] ? "ZERO_SIZE_PTR" : "NULL");
 		expect_quiet(c, "kfree of NULL or ZERO_SIZE_PTR");
 		op->res[0] = -1;
 		return;
@@ -197,6 +215,7 @@ static void op_free(struct mf_ctx *c, struct mf_op *op)
 	op->res[0] = a->id;
 	op->res[1] = (long)a->len;
 	op->res[2] = (long)a->aux;
+	MF_C(c, "\tuntrack(%u, %u);\n\tkfree(mm, o%u);\n", c->cur, a->id, a->id);
 	mf_shadow_remove(c, a);
 	kfree(c->mm, p);
 	expect_quiet(c, "kfree");
@@ -209,6 +228,9 @@ static void op_ksize(struct mf_ctx *c, struct mf_op *op)
 	if (!a)
 		return;
 	size_t ks = ksize(c->mm, (void *)a->addr);
+	MF_C(c, "\texpect(%u, ksize(mm, o%u) == %lu, \"ksize is at least the size, and stable\");\n"
+	     "\tuntrack(%u, %u);\n\ttrack(%u, %u, o%u, %zu);\n", c->cur, a->id, a->aux, c->cur, a->id, c->cur, a->id,
+	     a->id, a->len);
 	if (ks < a->len || ks != a->aux)
 		mf_fail(c, "C1", "ksize of a%u (%zu bytes) is %zu, was %lu", a->id, a->len, ks, a->aux);
 	mf_shadow_verify(c, a);
@@ -224,6 +246,7 @@ static void op_touch(struct mf_ctx *c, struct mf_op *op)
 	if (!a)
 		return;
 	mf_shadow_touch(c, a);
+	MF_C(c, "\tuntrack(%u, %u);\n\ttrack(%u, %u, o%u, %zu);\n", c->cur, a->id, c->cur, a->id, a->id, a->len);
 	op->res[0] = a->id;
 	op->res[1] = (long)a->len;
 	op->res[2] = (long)a->aux;
@@ -242,8 +265,10 @@ static void op_krealloc(struct mf_ctx *c, struct mf_op *op)
 			return;
 		}
 		void *p = krealloc(c->mm, NULL, size, gfp);
+		MF_C(c, "\tret = krealloc(mm, NULL, %zu, %#x);\n", size, gfp);
 		expect_quiet(c, "krealloc(NULL)");
 		if (!p && size) {
+			MF_C(c, "\tdiverged(%u, ret != NULL, \"the allocation succeeded; in the fuzz run it failed\");\n", c->cur);
 			res_alloc(op, NULL, size, p);
 			return;
 		}
@@ -254,10 +279,13 @@ static void op_krealloc(struct mf_ctx *c, struct mf_op *op)
 	size_t keep = a->len < size ? a->len : size;
 	mf_shadow_verify(c, a);
 	memcpy(saved, old, keep);
+	unsigned int old_id = a->id;
+	MF_C(c, "\tuntrack(%u, %u);\n\tret = krealloc(mm, o%u, %zu, %#x);\n", c->cur, old_id, old_id, size, gfp);
 	mf_shadow_remove(c, a);
 	void *p = krealloc(c->mm, old, size, gfp);
 	expect_quiet(c, "krealloc");
 	if (size == 0) {
+		MF_C(c, "\texpect(%u, ret == ZERO_SIZE_PTR || ret == NULL, \"krealloc(p, 0) frees\");\n", c->cur);
 		if (p != ZERO_SIZE_PTR && p != NULL)
 			mf_fail(c, "C1", "krealloc(p, 0) returned %p: it frees and returns ZERO_SIZE_PTR", p);
 		op->res[0] = -4;
@@ -265,6 +293,10 @@ static void op_krealloc(struct mf_ctx *c, struct mf_op *op)
 	}
 	if (!p) {
 		/* Failed: the old allocation stays, unchanged. */
+		MF_C(c, "\tdiverged(%u, ret != NULL, \"krealloc succeeded; in the fuzz run it failed\");\n"
+		     "\tkept(%u, %u, o%u, %zu, \"a failed krealloc leaves the old allocation alone\");\n"
+		     "\tvoid *o%u = o%u;\n\ttrack(%u, %u, o%u, %zu);\n", c->cur, c->cur, old_id, old_id, keep,
+		     c->sh->next_id, old_id, c->cur, c->sh->next_id, c->sh->next_id, keep ? keep : 1);
 		if (memcmp(saved, old, keep))
 			mf_fail(c, "C1", "a failed krealloc changed the old allocation");
 		struct mf_alloc *b = mf_shadow_add(c, K_OBJ, old, keep ? keep : 1, 8, false);
@@ -272,6 +304,7 @@ static void op_krealloc(struct mf_ctx *c, struct mf_op *op)
 		op->res[0] = -3;
 		return;
 	}
+	MF_C(c, "\tkept(%u, %u, ret, %zu, \"krealloc keeps the data\");\n", c->cur, old_id, keep);
 	if (memcmp(saved, p, keep)) {
 		size_t i = 0;
 		while (((uint8_t *)p)[i] == saved[i])
@@ -287,6 +320,8 @@ static void op_roundup(struct mf_ctx *c, struct mf_op *op)
 {
 	size_t size = size_of(op->a[0], op->a[1]);
 	size_t r = kmalloc_size_roundup(c->mm, size);
+	MF_C(c, "\troundup(%u, %zu, %d);\n", c->cur, size,
+	     size && size <= KMALLOC_MAX_CACHE_SIZE && r >= ((size_t)MM_PAGE_SIZE << mf_config(c)->max_order));
 	if (size && r < size)
 		mf_fail(c, "C1", "kmalloc_size_roundup(%zu) = %zu", size, r);
 	if (size && size <= KMALLOC_MAX_CACHE_SIZE) {
@@ -309,6 +344,8 @@ static void op_shrink(struct mf_ctx *c, struct mf_op *op)
 	(void)op;
 	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
 		kmem_cache_shrink(s);
+	MF_C(c, "\tfor (struct kmem_cache *s = kmem_cache_next(mm, NULL); s; s = kmem_cache_next(mm, s))\n"
+	     "\t\tkmem_cache_shrink(s);\n");
 }
 
 /* kfree_bulk(): up to n live allocations from idx on (large ones too), with NULL / ZERO_SIZE_PTR holes. */
@@ -321,12 +358,16 @@ static void op_free_bulk(struct mf_ctx *c, struct mf_op *op)
 	to_cpu(c, op->a[2]);
 	for (unsigned long k = 0; k < (unsigned long)op->a[0] && mf_shadow_count(c->sh) && n < 62; k++) {
 		struct mf_alloc *a = mf_shadow_pick(c->sh, (unsigned long)op->a[1] + k);
-		if (holes >> (k % 32) & 1)
+		if (holes >> (k % 32) & 1) {
 			p[n++] = k & 1 ? ZERO_SIZE_PTR : NULL;
+			MF_C(c, "\tbulk[%zu] = %s;\n", n - 1, k & 1 ? "ZERO_SIZE_PTR" : "NULL");
+		}
+		MF_C(c, "\tbulk[%zu] = o%u;\n\tuntrack(%u, %u);\n", n, a->id, c->cur, a->id);
 		p[n++] = (void *)a->addr;
 		mf_shadow_remove(c, a);
 	}
 	kfree_bulk(c->mm, n, p);
+	MF_C(c, "\tkfree_bulk(mm, %zu, bulk);\n", n);
 	expect_quiet(c, "kfree_bulk");
 	op->res[0] = (long)n;
 }
@@ -341,18 +382,25 @@ static void op_trace(struct mf_ctx *c, struct mf_op *op)
 	struct kmem_cache *s = kmalloc_slab(c->mm, size);
 
 	op->res[0] = -1;
-	if (!s)
+	if (!s) {
+		MF_C(c, "\tdiverged(%u, kmalloc_slab(mm, %zu) != NULL, \"kmalloc_slab's bucket\");\n", c->cur, size);
 		return;
+	}
 	if (mf_shadow_full(c->sh)) {
 		op->res[0] = -2;
 		return;
 	}
 	to_cpu(c, op->a[2]);
+	MF_C(c, "\texpect(%u, !kmalloc_trace(kmalloc_slab(mm, %zu), %#x, kmem_cache_size(kmalloc_slab(mm, %zu)) + 1) && "
+	     "!kmalloc_trace(NULL, %#x, %zu), \"kmalloc_trace past the bucket's size, or of no cache, is NULL\");\n"
+	     "\tret = kmalloc_trace(kmalloc_slab(mm, %zu), %#x, %zu);\n", c->cur, size, gfp, size, gfp, size, size, gfp,
+	     size);
 	if (kmalloc_trace(s, gfp, (size_t)kmem_cache_size(s) + 1) || kmalloc_trace(NULL, gfp, size))
 		mf_fail(c, "C1", "kmalloc_trace past %s's size (or of no cache) returned memory", kmem_cache_name(s));
 	void *p = kmalloc_trace(s, gfp, size);
 	expect_quiet(c, "kmalloc_trace");
 	if (!p) {
+		MF_C(c, "\tdiverged(%u, ret != NULL, \"the allocation succeeded; in the fuzz run it failed\");\n", c->cur);
 		res_alloc(op, NULL, size, p);
 		return;
 	}
@@ -375,6 +423,15 @@ static void op_krealloc_array(struct mf_ctx *c, struct mf_op *op)
 		n = SIZE_MAX / es + 1 + n;
 		if (a)
 			mf_shadow_verify(c, a);
+		if (a)
+			MF_C(c, "\tkept(%u, %u, o%u, %zu, \"the allocation is intact\");\n", c->cur, a->id, a->id, a->len);
+		char obj[24];
+		snprintf(obj, sizeof(obj), a ? "o%u" : "NULL", a ? a->id : 0);
+		MF_C(c, "\texpect(%u, krealloc_array(mm, %s, %zuUL, %zu, %#x) == NULL, \"n * size overflows: NULL\");\n",
+		     c->cur, obj, n, es, gfp);
+		if (a)
+			MF_C(c, "\tkept(%u, %u, o%u, %zu, \"an overflowing krealloc_array leaves it alone\");\n", c->cur, a->id,
+			     a->id, a->len);
 		void *p = krealloc_array(c->mm, a ? (void *)a->addr : NULL, n, es, gfp);
 		expect_quiet(c, "krealloc_array");
 		if (p)
@@ -389,8 +446,10 @@ static void op_krealloc_array(struct mf_ctx *c, struct mf_op *op)
 		return;
 	}
 	void *p = krealloc_array(c->mm, NULL, n, es, gfp);
+	MF_C(c, "\tret = krealloc_array(mm, NULL, %zu, %zu, %#x);\n", n, es, gfp);
 	expect_quiet(c, "krealloc_array(NULL)");
 	if (!p && n * es != 0) {
+		MF_C(c, "\tdiverged(%u, ret != NULL, \"the allocation succeeded; in the fuzz run it failed\");\n", c->cur);
 		res_alloc(op, NULL, n * es, p);
 		return;
 	}
@@ -418,6 +477,7 @@ static void op_bad_kfree(struct mf_ctx *c, struct mf_op *op)
 
 	op->res[0] = -1;
 #ifdef KMALLOC_FZ_ASAN
+	MF_C(c, "\t/* skipped in this (ASan) build: KASAN stops at bad frees */\n");
 	op->res[0] = -5;
 	(void)kind; (void)page; (void)p; (void)want;
 	return;
@@ -426,41 +486,58 @@ static void op_bad_kfree(struct mf_ctx *c, struct mf_op *op)
 	if (kind == KB_INTERIOR) {
 		for (unsigned int k = 0; k < mf_shadow_count(c->sh) && !p; k++) {
 			struct mf_alloc *a = mf_shadow_pick(c->sh, (unsigned long)op->a[2] + k);
-			if (a->aux > KMALLOC_MAX_CACHE_SIZE)
+			if (a->aux > KMALLOC_MAX_CACHE_SIZE) {
 				p = (char *)a->addr + 8 + (unsigned long)op->a[3] % (a->aux - 8);
+				MF_C(c, "\tbad = (char *)o%u + %lu;   /* inside a large kmalloc */\n", a->id,
+				     8 + (unsigned long)op->a[3] % (a->aux - 8));
+			}
 		}
 		if (!p)
 			return;
 	} else if (kind == KB_PAGE || kind == KB_KREALLOC_PAGE) {
 		page = alloc_pages(c->mm, GFP_KERNEL, 0);
+		MF_C(c, "\tbad_page = alloc_pages(mm, GFP_KERNEL, 0);\n\tdiverged(%u, !bad_page != %d, \"alloc_pages' result\");\n",
+		     c->cur, !page);
 		if (!page) {
 			op->res[0] = -3;
 			return;
 		}
 		p = page_address(c->mm, page);
+		MF_C(c, "\tbad = page_address(mm, bad_page);\n");
 	} else {
 		p = &not_ours[1];
+		MF_C(c, "\tbad = &not_ours[1];   /* outside the instance */\n");
 	}
+	MF_C(c, "\trep0 = mm_nr_reports(mm);\n");
 	unsigned long before = mm_nr_reports(c->mm);
 	switch (kind) {
 	case KB_OUTSIDE:
 	case KB_INTERIOR:
 	case KB_PAGE:
 		kfree(c->mm, p);
+		MF_C(c, "\tkfree(mm, bad);\n");
 		break;
 	case KB_KREALLOC_OUTSIDE:
 	case KB_KREALLOC_PAGE:
+		MF_C(c, "\texpect(%u, krealloc(mm, bad, %zu, GFP_KERNEL) == NULL, \"krealloc of what kmalloc did not "
+		     "return fails\");\n", c->cur, 1 + (size_t)op->a[3]);
 		if (krealloc(c->mm, p, 1 + (size_t)op->a[3], GFP_KERNEL))
 			mf_fail(c, "C1", "krealloc of %p, not a kmalloc object, returned memory", p);
 		break;
 	case KB_KSIZE:
 		want = 0;
+		MF_C(c, "\texpect(%u, ksize(mm, &not_ours[1]) == 0, \"ksize of a foreign address is 0\");\n", c->cur);
 		if (ksize(c->mm, &not_ours[1]))
 			mf_fail(c, "C1", "ksize of an address outside the instance is not 0");
 		break;
 	}
 	unsigned long n = mm_nr_reports(c->mm) - before;
 	op->res[0] = (long)n;
+	MF_C(c, "\texpect(%u, mm_nr_reports(mm) - rep0 == %u, \"the bad kfree (%s) is reported %s\");\n", c->cur, want,
+	     bad_kinds[kind], want ? "once" : "never");
+	if (page)
+		MF_C(c, "\t__free_pages(mm, bad_page, 0);\n");
+	MF_C(c, "\trep0 = mm_nr_reports(mm);\n");
 	if (n != want)
 		mf_fail(c, "C1", "bad kfree (%s) of %p: %lu reports, expected %u%s%s", bad_kinds[kind], p, n, want,
 			n ? ": last " : "", n ? mm_last_report(c->mm)->msg : "");
@@ -507,6 +584,11 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 	err[0] = 0;
 	int r = mm_slub_configure(c->mm, buf, err, sizeof(err));
 	op->res[0] = r;
+	if (c->cgen) {
+		fprintf(c->cgen, "\tconfigure(%u, ", c->cur);
+		mf_cgen_str(c->cgen, buf);
+		fprintf(c->cgen, ", %d, %d);\n", op->a[12] != 0, r);
+	}
 	if (op->a[12] ? r != -22 : (r != 0 && r != -16))
 		mf_fail(c, "C1", "mm_slub_configure(\"%s\") returned %d (%s)", buf, r, err);
 	if (r && !err[0])
@@ -527,6 +609,27 @@ static void note_options(FILE *f, const struct mf_op *op)
 
 /* ------------------------------------------------------------ the table */
 
+/* The C file takes its report count where the harness takes c->reports_before: before each op. */
+#define KM_OP(fn)                                                          \
+	static void w_##fn(struct mf_ctx *c, struct mf_op *op)            \
+	{                                                                  \
+		MF_C(c, "\trep0 = mm_nr_reports(mm);\n");                 \
+		fn(c, op);                                                 \
+	}
+KM_OP(op_alloc)
+KM_OP(op_free)
+KM_OP(op_krealloc)
+KM_OP(op_ksize)
+KM_OP(op_touch)
+KM_OP(op_roundup)
+KM_OP(op_cpu)
+KM_OP(op_shrink)
+KM_OP(op_trace)
+KM_OP(op_krealloc_array)
+KM_OP(op_options)
+KM_OP(op_bad_kfree)
+KM_OP(op_free_bulk)
+
 static const struct mf_opdesc kmalloc_setup = {
 	"setup", "the machine: a named config (targets/common/configs.c) and the number of vCPUs", NULL, NULL,
 	{ MF_A_ENUM("config", mf_config_names), MF_A_INT("cpus", 1, 4) },
@@ -536,35 +639,35 @@ static const struct mf_opdesc kmalloc_setup = {
 
 static const struct mf_opdesc kmalloc_ops[] = {
 	{ "alloc", "kmalloc / kzalloc / kmalloc_array / kcalloc of size bytes (n elements; overflow: n * size "
-	  "overflows, must be NULL)", op_alloc, note_alloc,
+	  "overflows, must be NULL)", w_op_alloc, note_alloc,
 	  { MF_A_ENUM("kind", kinds), SIZE_ARGS, MF_A_INT("n", 0, 64), MF_A_ENUM("gfp", gfps),
 	    MF_A_INT("cpu", 0, 3), MF_A_BOOL("overflow") } },
-	{ "free", "kfree of a live allocation (none: of NULL, or ZERO_SIZE_PTR with zsp)", op_free, note_alloc,
+	{ "free", "kfree of a live allocation (none: of NULL, or ZERO_SIZE_PTR with zsp)", w_op_free, note_alloc,
 	  { MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3), MF_A_BOOL("zsp") } },
-	{ "krealloc", "krealloc of a live allocation (or NULL) to size bytes", op_krealloc, note_alloc,
+	{ "krealloc", "krealloc of a live allocation (or NULL) to size bytes", w_op_krealloc, note_alloc,
 	  { MF_A_IDX("idx"), SIZE_ARGS, MF_A_ENUM("gfp", gfps), MF_A_BOOL("null"), MF_A_INT("cpu", 0, 3) } },
-	{ "ksize", "ksize of a live allocation: at least its size, stable", op_ksize, note_alloc,
+	{ "ksize", "ksize of a live allocation: at least its size, stable", w_op_ksize, note_alloc,
 	  { MF_A_IDX("idx") } },
-	{ "touch", "rewrite every byte of a live allocation (after checking it)", op_touch, note_alloc,
+	{ "touch", "rewrite every byte of a live allocation (after checking it)", w_op_touch, note_alloc,
 	  { MF_A_IDX("idx") } },
-	{ "roundup", "kmalloc_size_roundup and kmalloc_slab of size", op_roundup, note_roundup, { SIZE_ARGS } },
-	{ "cpu", "switch the task to vCPU cpu", op_cpu, NULL, { MF_A_INT("cpu", 0, 3) } },
-	{ "shrink", "kmem_cache_shrink of every cache", op_shrink, NULL, { { .name = NULL } } },
-	{ "trace", "kmalloc_trace of 1 + size % 8192 bytes from kmalloc_slab's bucket (past its size: NULL)", op_trace,
+	{ "roundup", "kmalloc_size_roundup and kmalloc_slab of size", w_op_roundup, note_roundup, { SIZE_ARGS } },
+	{ "cpu", "switch the task to vCPU cpu", w_op_cpu, NULL, { MF_A_INT("cpu", 0, 3) } },
+	{ "shrink", "kmem_cache_shrink of every cache", w_op_shrink, NULL, { { .name = NULL } } },
+	{ "trace", "kmalloc_trace of 1 + size % 8192 bytes from kmalloc_slab's bucket (past its size: NULL)", w_op_trace,
 	  note_alloc, { MF_A_INT("size", 0, 8191), MF_A_ENUM("gfp", gfps), MF_A_INT("cpu", 0, 3) } },
 	{ "krealloc_array", "krealloc_array of a live allocation (overflow: n * size overflows, NULL and the "
-	  "allocation untouched) or of NULL", op_krealloc_array, note_alloc,
+	  "allocation untouched) or of NULL", w_op_krealloc_array, note_alloc,
 	  { MF_A_IDX("idx"), MF_A_INT("n", 0, 64), MF_A_INT("size", 0, 1023), MF_A_ENUM("gfp", gfps),
 	    MF_A_BOOL("null"), MF_A_INT("cpu", 0, 3), MF_A_BOOL("overflow") } },
 	{ "options", "mm_slub_configure: slub_debug (keep / plain / flags[,list] / two blocks / off) on the kmalloc "
 	  "caches, fast path, hardening, randomisation, init_on_alloc/free, min/max order, min_objects, every Nth "
-	  "new slab failing, seed; bad: one invalid option, first (nothing applied) or last", op_options, note_options,
+	  "new slab failing, seed; bad: one invalid option, first (nothing applied) or last", w_op_options, note_options,
 	  MF_SLUB_OPTION_ARGS(dbg_lists) },
 	{ "bad_kfree", "kfree / krealloc of an address outside the instance, an interior pointer of a large "
-	  "kmalloc, an order-0 page; ksize of a foreign address: reported once (ksize: never)", op_bad_kfree, note_bad,
+	  "kmalloc, an order-0 page; ksize of a foreign address: reported once (ksize: never)", w_op_bad_kfree, note_bad,
 	  { MF_A_ENUM("kind", bad_kinds), MF_A_INT("cpu", 0, 3), MF_A_IDX("idx"), MF_A_INT("off", 0, 65535) } },
 	{ "free_bulk", "kfree_bulk of up to n live allocations from idx on, with NULL / ZERO_SIZE_PTR entries "
-	  "where holes has bits", op_free_bulk, note_n,
+	  "where holes has bits", w_op_free_bulk, note_n,
 	  { MF_A_INT("n", 1, 32), MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3), MF_A_HEX("holes", 0, 0xffffffffL) } },
 };
 
@@ -580,6 +683,7 @@ static bool kmalloc_begin(struct mf_ctx *c, const struct mf_op *setup)
 	struct mm_config cfg;
 
 	kmalloc_config_of(setup, &cfg);
+	mf_cgen_config(c, &cfg);
 	if (!mf_instance(c, &cfg))
 		mf_fail(c, "C1", "mm_create failed for the named config %s", mf_config_names[setup->a[0]]);
 	mf_slub_options_restore_if_dirty(c);
@@ -592,6 +696,7 @@ static bool kmalloc_begin(struct mf_ctx *c, const struct mf_op *setup)
 static void kmalloc_release(struct mf_ctx *c, struct mf_alloc *a)
 {
 	void *p = (void *)a->addr;
+	MF_C(c, "\tuntrack(%u, %u);\n\tkfree(mm, o%u);\n", c->cur, a->id, a->id);
 	mf_shadow_remove(c, a);
 	kfree(c->mm, p);
 }
@@ -600,8 +705,32 @@ static void kmalloc_end(struct mf_ctx *c)
 {
 	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
 		kmem_cache_shrink(s);
+	MF_C(c, "\tfor (struct kmem_cache *s = kmem_cache_next(mm, NULL); s; s = kmem_cache_next(mm, s))\n"
+	     "\t\tkmem_cache_shrink(s);\n");
 	if (opts_changed)
 		mf_slub_options_mark_dirty(c);
+}
+
+/* The C file's helpers: `ret` (each call's result), kept(), roundup(), the bad kfree's pointers. */
+static void kmalloc_cgen_prologue(struct mf_ctx *c, FILE *f)
+{
+	(void)c;
+	mf_slub_cgen_common(f);
+	fputs("UNUSED static void *ret;\n"
+	      "UNUSED static void *bad;\n"
+	      "UNUSED static struct page *bad_page;\n"
+	      "UNUSED static uint64_t not_ours[4];\n"
+	      "/* The first len bytes of p hold allocation id's pattern (what track() wrote). */\n"
+	      "UNUSED static void kept(int op, unsigned id, const void *p, size_t len, const char *what)\n"
+	      "{\n\tfor (size_t i = 0; i < len; i++)\n\t\tif (((const unsigned char *)p)[i] != pattern(id, i))\n"
+	      "\t\t\tfail(op, \"C1 violated: %s: a%u differs at +%#zx\", what, id, i);\n}\n"
+	      "UNUSED static void roundup(int op, size_t size, int none_ok)\n"
+	      "{\n\tsize_t r = kmalloc_size_roundup(mm, size);\n"
+	      "\texpect(op, !size || r >= size, \"kmalloc_size_roundup is at least the size\");\n"
+	      "\tif (size && size <= KMALLOC_MAX_CACHE_SIZE) {\n"
+	      "\t\tstruct kmem_cache *s = kmalloc_slab(mm, size);\n"
+	      "\t\texpect(op, s ? kmem_cache_size(s) >= size : none_ok, \"kmalloc_slab has a bucket that holds the size\");\n"
+	      "\t}\n}\n\n", f);
 }
 
 static const struct mf_target kmalloc_target = {
@@ -614,6 +743,7 @@ static const struct mf_target kmalloc_target = {
 	.begin = kmalloc_begin,
 	.release = kmalloc_release,
 	.end = kmalloc_end,
+	.cgen_prologue = kmalloc_cgen_prologue,
 	.config_of = kmalloc_config_of,
 };
 

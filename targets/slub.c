@@ -1403,14 +1403,9 @@ static void slub_cgen_prologue(struct mf_ctx *c, FILE *f)
 {
 	(void)c;
 	fprintf(f, "#define CTOR_WORD %#llxULL\n", (unsigned long long)CTOR_WORD);
-	fputs("static unsigned long rep0;            /* mm_nr_reports() when the op started */\n"
-	      "UNUSED static void *bulk[64];\n"
-	      "UNUSED static int got;\n"
-	      "UNUSED static void ctor(void *p) { uint64_t w = CTOR_WORD; memcpy(p, &w, sizeof(w)); }\n"
+	mf_slub_cgen_common(f);
+	fputs("UNUSED static void ctor(void *p) { uint64_t w = CTOR_WORD; memcpy(p, &w, sizeof(w)); }\n"
 	      "UNUSED static int ctor_ok(const void *p) { uint64_t w; memcpy(&w, p, sizeof(w)); return w == CTOR_WORD; }\n"
-	      "UNUSED static void quiet(int op, const char *what)\n"
-	      "{\n\tif (mm_nr_reports(mm) != rep0)\n"
-	      "\t\tfail(op, \"C1 violated: %s in a correct program reported: %s\", what, mm_last_report(mm)->msg);\n}\n"
 	      "UNUSED static void info_ok(int op, struct kmem_cache *s, unsigned size, unsigned promise, unsigned flags)\n"
 	      "{\n\tstruct kmem_cache_info i;\n"
 	      "\texpect(op, !kmem_cache_get_info(s, &i), \"kmem_cache_get_info of a new cache\");\n"
@@ -1423,12 +1418,6 @@ static void slub_cgen_prologue(struct mf_ctx *c, FILE *f)
 	      "\t       \"the leak report ends with 'Slab cache still has objects (N objects in M slabs)'\");\n"
 	      "\texpect(op, objs == live && slabs >= 1 && slabs <= live && n >= 1 && n <= 1 + slabs,\n"
 	      "\t       \"the leak report counts the objects left\");\n}\n"
-	      "UNUSED static void configure(int op, const char *text, int bad, int r_fuzz)\n"
-	      "{\n\tchar e[256];\n\te[0] = 0;\n\tint r = mm_slub_configure(mm, text, e, sizeof(e));\n"
-	      "\texpect(op, bad ? r == -22 : (r == 0 || r == -16), \"mm_slub_configure's result\");\n"
-	      "\texpect(op, !r || e[0], \"a refusal has a message\");\n"
-	      "\tdiverged(op, r != r_fuzz, \"mm_slub_configure's result\");\n"
-	      "\tquiet(op, \"mm_slub_configure\");\n}\n"
 	      "UNUSED static unsigned nr_caches(void)\n"
 	      "{\n\tunsigned n = 0;\n\tfor (struct kmem_cache *s = kmem_cache_next(mm, NULL); s; s = kmem_cache_next(mm, s))\n"
 	      "\t\tn++;\n\treturn n;\n}\n"

@@ -172,3 +172,19 @@ void mf_slub_options_mark_dirty(struct mf_ctx *c)
 		dirty[free_i] = c->mm;
 	}
 }
+
+void mf_slub_cgen_common(FILE *f)
+{
+	fputs("static unsigned long rep0;            /* mm_nr_reports() when the op started */\n"
+	      "UNUSED static void *bulk[64];\n"
+	      "UNUSED static int got;\n"
+	      "UNUSED static void quiet(int op, const char *what)\n"
+	      "{\n\tif (mm_nr_reports(mm) != rep0)\n"
+	      "\t\tfail(op, \"C1 violated: %s in a correct program reported: %s\", what, mm_last_report(mm)->msg);\n}\n"
+	      "UNUSED static void configure(int op, const char *text, int bad, int r_fuzz)\n"
+	      "{\n\tchar e[256];\n\te[0] = 0;\n\tint r = mm_slub_configure(mm, text, e, sizeof(e));\n"
+	      "\texpect(op, bad ? r == -22 : (r == 0 || r == -16), \"mm_slub_configure's result\");\n"
+	      "\texpect(op, !r || e[0], \"a refusal has a message\");\n"
+	      "\tdiverged(op, r != r_fuzz, \"mm_slub_configure's result\");\n"
+	      "\tquiet(op, \"mm_slub_configure\");\n}\n", f);
+}

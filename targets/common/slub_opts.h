@@ -62,4 +62,11 @@ void mf_slub_options_mark_dirty(struct mf_ctx *c);
 /* At begin: put the options back (slab_setup()'s defaults, MMFUZZ_SLUB, its seed) if they were changed. */
 void mf_slub_options_restore_if_dirty(struct mf_ctx *c);
 
+/*
+ * The C reproducer's helpers both SLUB targets use: rep0 (mm_nr_reports()
+ * when the op started, or after its last expected report), quiet(),
+ * configure() (an options op's call and checks), bulk[] and got.
+ */
+void mf_slub_cgen_common(FILE *f);
+
 #endif /* MF_SLUB_OPTS_H */

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cgen.h"
 #include "common/configs.h"
 #include "common/gfp_args.h"
 #include "common/harness.h"
@@ -76,17 +77,23 @@ static void irq_handler(struct mm *mm, int cpu, void *ctx)
 static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 {
 	struct mf_ctx *c = ctx;
-	(void)point;
 	if (c->tearing_down || bs.in_hook || !bs.plan_left || mm_in_interrupt())
 		return;
 	unsigned int d = bs.plan & 3;
 	bs.plan >>= 2;
 	bs.plan_left--;
 	bs.in_hook = true;
+	if (d && c->cgen)
+		mf_cgen_not_reproduced(c, "inject", d & 1 ? "an interrupt at a preemption point inside the next call; what "
+				       "its handler did follows inline" : "a migration at a preemption point inside the next call");
 	if (d & 1)
 		mm_raise_irq(mm);
-	if (d & 2)
-		mm_migrate_current(mm, MM_CPU_ANY);
+	if (d & 2) {
+		int to = mm_migrate_current(mm, MM_CPU_ANY);
+		if (to >= 0)
+			MF_C(c, "\tmm_migrate_current(mm, %d);   /* injected at %s, inside the next call */\n", to,
+			     mm_pp_name(point));
+	}
 	bs.in_hook = false;
 }
 
@@ -108,7 +115,8 @@ static void take(struct mf_ctx *c, struct page *page, gfp_t gfp, const char *how
 		mf_fail(c, "C1", "%s: entry %ld (%p) is not a struct page of this memory", how, i, (void *)page);
 	if (mf_shadow_full(c->sh))
 		mf_fail(c, "C1", "harness: the shadow is full (the op keeps room for what it asks)");
-	mf_page_take(c, page, 0, gfp & ~(gfp_t)__GFP_COMP, K_PAGES, gfp & __GFP_ZERO);
+	struct mf_alloc *a = mf_page_take(c, page, 0, gfp & ~(gfp_t)__GFP_COMP, K_PAGES, gfp & __GFP_ZERO);
+	mf_page_emit_take(c, a, gfp & __GFP_ZERO);
 }
 
 /* Up to @n distinct live order-0 allocations from @idx on. */
@@ -155,6 +163,7 @@ static void op_bulk_array(struct mf_ctx *c, struct mf_op *op)
 		op->res[0] = -2;
 		return;
 	}
+	MF_C(c, "\tarr_begin(%d, %d);\n", n, heap);
 	if (heap) {
 		arr = malloc((size_t)(n ? n : 1) * sizeof(*arr));
 		if (!arr)
@@ -171,6 +180,7 @@ static void op_bulk_array(struct mf_ctx *c, struct mf_op *op)
 			struct mf_alloc *a = mf_page_alloc(c, 0, GFP_KERNEL, K_PAGES);
 			if (a) {
 				arr[i] = a->handle;
+				MF_C(c, "\tarr[%d] = p%u;\n", i, a->id);
 				pre++;
 			}
 		}
@@ -180,8 +190,10 @@ static void op_bulk_array(struct mf_ctx *c, struct mf_op *op)
 		for (int i = n; i < BULK_MAX + GUARDS; i++)
 			arr[i] = GUARD_WORD;   /* a populated-looking word right after nr_pages */
 	unsigned long irqs = bs.irqs;
+	MF_C(c, "\tmemcpy(before, arr, %d * sizeof(*arr));\n", n);
 	unsigned long ret = __alloc_pages_bulk(c->mm, gfp, n, NULL, arr);
-	MF_C(c, "\t/* __alloc_pages_bulk(mm, %#x, %d, NULL, arr) returned %lu */\n", gfp, n, ret);
+	MF_C(c, "\tnret = __alloc_pages_bulk(mm, %#x, %d, NULL, arr);\n\tarr_check(%u, %d, %d);\n"
+	     "\tdiverged(%u, nret != %lu, \"__alloc_pages_bulk's result\");\n", gfp, n, c->cur, n, heap, c->cur, ret);
 	op->res[0] = (long)ret;
 	op->res[1] = (long)pre;
 	(void)irqs;
@@ -214,10 +226,14 @@ static void op_bulk_array(struct mf_ctx *c, struct mf_op *op)
 			mf_fail(c, "C1", "__alloc_pages_bulk returned %lu but filled entry %d after it", ret, i);
 	}
 	for (unsigned long i = 0; i < ret; i++)
-		if (!before[i])
+		if (!before[i]) {
+			MF_C(c, "\tstruct page *p%u = arr[%lu];\n", c->sh->next_id, i);
 			take(c, arr[i], gfp, "__alloc_pages_bulk (array)", (int)i);
-	if (heap)
+		}
+	if (heap) {
 		free(arr);
+		MF_C(c, "\tfree(arr);\n");
+	}
 }
 
 static void op_bulk_list(struct mf_ctx *c, struct mf_op *op)
@@ -236,7 +252,8 @@ static void op_bulk_list(struct mf_ctx *c, struct mf_op *op)
 	for (unsigned int i = 0; i < nsent; i++)
 		list_add_tail(&sent[i], &head);
 	unsigned long ret = __alloc_pages_bulk(c->mm, gfp, n, &head, NULL);
-	MF_C(c, "\t/* __alloc_pages_bulk(mm, %#x, %d, &list, NULL) returned %lu */\n", gfp, n, ret);
+	MF_C(c, "\tlist_begin(%u);\n\tnret = __alloc_pages_bulk(mm, %#x, %d, &lhead, NULL);\n\tlist_check(%u, %d, %u);\n"
+	     "\tdiverged(%u, nret != %lu, \"__alloc_pages_bulk's result\");\n", nsent, gfp, n, c->cur, n, nsent, c->cur, ret);
 	op->res[0] = (long)ret;
 	for (pos = head.next; pos != &head && len < 4 * BULK_MAX; pos = pos->next)
 		len++;
@@ -254,6 +271,7 @@ static void op_bulk_list(struct mf_ctx *c, struct mf_op *op)
 		if (pos >= &sent[0] && pos < &sent[3])
 			break;
 		list_del(pos);
+		MF_C(c, "\tstruct page *p%u = list_pop();\n", c->sh->next_id);
 		take(c, mm_lru_to_page(pos), gfp, "__alloc_pages_bulk (list)", i++);
 		pos = next;
 	}
@@ -266,16 +284,23 @@ static void op_release(struct mf_ctx *c, struct mf_op *op)
 	unsigned long nulls = (unsigned long)op->a[2], nr = 0;
 	unsigned int got = pick_order0(c, (unsigned long)op->a[1], (unsigned int)op->a[0], a);
 
+	MF_C(c, "\trep0 = mm_nr_reports(mm);\n");
 	for (unsigned int i = 0; i < got; i++) {
-		if (nulls >> (nr % 32) & 1)
+		if (nulls >> (nr % 32) & 1) {
+			MF_C(c, "\trel[%lu] = NULL;\n", nr);
 			arr[nr++] = NULL;
+		}
+		MF_C(c, "\tuntrack(%u, %u);\n\trel[%lu] = p%u;\n", c->cur, a[i]->id, nr, a[i]->id);
 		arr[nr++] = a[i]->handle;
 		mf_shadow_remove(c, a[i]);
 	}
-	if (nulls >> 31 & 1)
+	if (nulls >> 31 & 1) {
+		MF_C(c, "\trel[%lu] = NULL;\n", nr);
 		arr[nr++] = NULL;
+	}
 	release_pages(c->mm, arr, nr);
-	MF_C(c, "\t/* release_pages(mm, arr, %lu) */\n", nr);
+	MF_C(c, "\trelease_pages(mm, rel, %lu);\n\texpect(%u, mm_nr_reports(mm) == rep0, \"release_pages of live pages "
+	     "reports nothing\");\n", nr, c->cur);
 	op->res[0] = got;
 	if (mm_nr_reports(c->mm) != c->reports_before)
 		mf_fail(c, "C1", "release_pages of %u live pages (and NULLs) was reported: %s", got,
@@ -289,13 +314,16 @@ static void op_free_list(struct mf_ctx *c, struct mf_op *op)
 	unsigned int got = pick_order0(c, (unsigned long)op->a[1], (unsigned int)op->a[0], a);
 
 	INIT_LIST_HEAD(&head);
+	MF_C(c, "\trep0 = mm_nr_reports(mm);\n\tINIT_LIST_HEAD(&lhead);\n");
 	for (unsigned int i = 0; i < got; i++) {
 		struct page *p = a[i]->handle;
+		MF_C(c, "\tuntrack(%u, %u);\n\tlist_add_tail(mm_page_lru(p%u), &lhead);\n", c->cur, a[i]->id, a[i]->id);
 		mf_shadow_remove(c, a[i]);
 		list_add_tail(mm_page_lru(p), &head);
 	}
 	free_unref_page_list(c->mm, &head);
-	MF_C(c, "\t/* free_unref_page_list(mm, list of %u) */\n", got);
+	MF_C(c, "\tfree_unref_page_list(mm, &lhead);\n\texpect(%u, mm_nr_reports(mm) == rep0, \"free_unref_page_list of "
+	     "live pages reports nothing\");\n", c->cur);
 	op->res[0] = got;
 	if (mm_nr_reports(c->mm) != c->reports_before)
 		mf_fail(c, "C1", "free_unref_page_list of %u live pages was reported: %s", got,
@@ -306,6 +334,7 @@ static void op_cpu(struct mf_ctx *c, struct mf_op *op)
 {
 	int cpu = (int)(op->a[0] % (long)mf_config(c)->nr_cpus);
 	op->res[0] = mm_cpu_attach(c->mm, cpu);
+	MF_C(c, "\texpect(%u, mm_cpu_attach(mm, %d) == %d, \"mm_cpu_attach\");\n", c->cur, cpu, cpu);
 	if (op->res[0] != cpu)
 		mf_fail(c, "C1", "mm_cpu_attach(%d) returned %ld", cpu, op->res[0]);
 }
@@ -316,18 +345,21 @@ static void op_drain(struct mf_ctx *c, struct mf_op *op)
 		drain_all_pages(c->mm, NULL);
 	else
 		drain_local_pages(c->mm, NULL);
+	MF_C(c, "\t%s(mm, NULL);\n", op->a[0] ? "drain_all_pages" : "drain_local_pages");
 }
 
 static void op_pcp_update(struct mf_ctx *c, struct mf_op *op)
 {
 	op->res[0] = mm_pcp_update(c->mm, (unsigned int)op->a[0], (unsigned int)op->a[1]);
+	MF_C(c, "\tdiverged(%u, mm_pcp_update(mm, %ld, %ld) != %ld, \"mm_pcp_update's result\");\n", c->cur, op->a[0],
+	     op->a[1], op->res[0]);
 }
 
 static void op_inject(struct mf_ctx *c, struct mf_op *op)
 {
-	(void)c;
 	bs.plan = (unsigned long)op->a[0];
 	bs.plan_left = (unsigned int)op->a[1];
+	MF_C(c, "\t/* no allocator call: the CPU model's hook acts at the next preemption points (see NOT REPRODUCED) */\n");
 }
 
 static void note_res(FILE *f, const struct mf_op *op)
@@ -360,6 +392,7 @@ static const unsigned int cache_sizes[] = { 8, 16, 32, 64, 96, 128, 192, 256, 51
 static void to_cpu(struct mf_ctx *c, long cpu)
 {
 	int r = mm_cpu_attach(c->mm, (int)(cpu % (long)mf_config(c)->nr_cpus));
+	MF_C(c, "\tmm_cpu_attach(mm, %d);\n", (int)(cpu % (long)mf_config(c)->nr_cpus));
 	if (r < 0)
 		mf_fail(c, "C1", "mm_cpu_attach(%ld) failed: %d", cpu % (long)mf_config(c)->nr_cpus, r);
 }
@@ -389,8 +422,9 @@ static void op_cache_bulk(struct mf_ctx *c, struct mf_op *op)
 	for (int i = 0; i < n; i++)
 		p[i] = NULL;
 	int got = kmem_cache_alloc_bulk(s, GFP_KERNEL, (size_t)n, p);
-	MF_C(c, "\t/* kmem_cache_alloc_bulk(kmalloc_slab(mm, %u), GFP_KERNEL, %d, p) returned %d */\n",
-	     cache_sizes[op->a[1]], n, got);
+	MF_C(c, "\tobjs_begin(%d);\n\tgot = kmem_cache_alloc_bulk(kmalloc_slab(mm, %u), GFP_KERNEL, %d, objs);\n"
+	     "\tobjs_check(%u, %d, got);\n\tdiverged(%u, got != %d, \"kmem_cache_alloc_bulk's result\");\n",
+	     n, cache_sizes[op->a[1]], n, c->cur, n, c->cur, got);
 	op->res[0] = got;
 	for (int i = 0; i < GUARDS; i++)
 		if (guarded[i] != GUARD_WORD)
@@ -404,6 +438,8 @@ static void op_cache_bulk(struct mf_ctx *c, struct mf_op *op)
 	for (int i = 0; i < got; i++) {
 		if (!p[i])
 			mf_fail(c, "C1", "kmem_cache_alloc_bulk returned %d but entry %d is NULL", got, i);
+		unsigned int id = c->sh->next_id;
+		MF_C(c, "\tvoid *o%u = objs[%d];\n\ttrack(%u, %u, o%u, %u);\n", id, i, c->cur, id, id, kmem_cache_size(s));
 		struct mf_alloc *a = mf_shadow_add(c, K_OBJ, p[i], kmem_cache_size(s), 8, false);
 		a->handle = s;
 	}
@@ -431,10 +467,13 @@ static void op_cache_free_bulk(struct mf_ctx *c, struct mf_op *op)
 		if (!dup)
 			p[n++] = (void *)a->addr;
 	}
-	for (size_t j = 0; j < n; j++)
-		mf_shadow_remove(c, mf_shadow_find(c->sh, (uintptr_t)p[j]));
+	for (size_t j = 0; j < n; j++) {
+		struct mf_alloc *a = mf_shadow_find(c->sh, (uintptr_t)p[j]);
+		MF_C(c, "\tuntrack(%u, %u);\n\tobjs[%zu] = o%u;\n", c->cur, a->id, j, a->id);
+		mf_shadow_remove(c, a);
+	}
 	kmem_cache_free_bulk(s, n, p);
-	MF_C(c, "\t/* kmem_cache_free_bulk of %zu objects */\n", n);
+	MF_C(c, "\tkmem_cache_free_bulk(kmalloc_slab(mm, %u), %zu, objs);\n", kmem_cache_size(s), n);
 	op->res[0] = (long)n;
 }
 
@@ -478,6 +517,7 @@ static bool bulk_begin(struct mf_ctx *c, const struct mf_op *setup)
 	struct mm_config cfg;
 
 	bulk_config_of(setup, &cfg);
+	mf_cgen_config(c, &cfg);
 	if (!mf_instance(c, &cfg))
 		mf_fail(c, "C1", "mm_create failed for the named config %s", bulk_configs[setup->a[0]]);
 	mf_pages_begin(c);
@@ -493,6 +533,8 @@ static void bulk_release(struct mf_ctx *c, struct mf_alloc *a)
 	if (a->kind == K_OBJ) {
 		struct kmem_cache *s = a->handle;
 		void *p = (void *)a->addr;
+		MF_C(c, "\tuntrack(%u, %u);\n\tkmem_cache_free(kmalloc_slab(mm, %u), o%u);\n", c->cur, a->id,
+		     kmem_cache_size(s), a->id);
 		mf_shadow_remove(c, a);
 		kmem_cache_free(s, p);
 		return;
@@ -505,9 +547,64 @@ static void bulk_end(struct mf_ctx *c)
 	/* The objects are freed; their slabs go back to the page allocator. */
 	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
 		kmem_cache_shrink(s);
+	MF_C(c, "\tfor (struct kmem_cache *s = kmem_cache_next(mm, NULL); s; s = kmem_cache_next(mm, s))\n"
+	     "\t\tkmem_cache_shrink(s);\n");
 	mm_set_sched_hook(c->mm, NULL, NULL);
 	mm_set_irq_handler(c->mm, NULL, NULL);
 	mf_pages_end(c);
+}
+
+/*
+ * The C file's arrays and lists, between the same guard words, and the
+ * checks of the bulk contract the ops make (bulk.c's header).
+ */
+static void bulk_cgen_prologue(struct mf_ctx *c, FILE *f)
+{
+	(void)c;
+	fprintf(f, "#define GUARDS %d\n#define BULK_MAX %d\n#define GUARD_WORD ((void *)(uintptr_t)0xdeadbeefcafe5a5aULL)\n",
+		GUARDS, BULK_MAX);
+	fputs("UNUSED static unsigned long rep0;\n"
+	      "UNUSED static unsigned long nret;\n"
+	      "UNUSED static int got;\n"
+	      "UNUSED static struct page *guarded[GUARDS + BULK_MAX + GUARDS], **arr, *before[BULK_MAX], *rel[2 * BULK_MAX + 1];\n"
+	      "UNUSED static void *oguard[GUARDS + BULK_MAX + GUARDS], **objs = oguard + GUARDS;\n"
+	      "UNUSED static struct list_head lhead, sent[3];\n"
+	      "UNUSED static void arr_begin(int n, int heap)\n"
+	      "{\n\tif (heap) {\n\t\tarr = malloc((size_t)(n ? n : 1) * sizeof(*arr));\n\t\tif (!arr)\n\t\t\tabort();\n"
+	      "\t} else {\n\t\tfor (int i = 0; i < GUARDS + BULK_MAX + GUARDS; i++)\n\t\t\tguarded[i] = GUARD_WORD;\n"
+	      "\t\tarr = guarded + GUARDS;\n\t}\n\tfor (int i = 0; i < n; i++)\n\t\tarr[i] = NULL;\n}\n"
+	      "UNUSED static void arr_check(int op, int n, int heap)\n"
+	      "{\n\tfor (int i = 0; !heap && i < GUARDS; i++)\n"
+	      "\t\texpect(op, guarded[i] == GUARD_WORD, \"__alloc_pages_bulk writes nothing before the array\");\n"
+	      "\tfor (int i = n; !heap && i < BULK_MAX + GUARDS; i++)\n"
+	      "\t\texpect(op, arr[i] == GUARD_WORD, \"__alloc_pages_bulk writes nothing past nr_pages\");\n"
+	      "\texpect(op, nret <= (unsigned long)n, \"__alloc_pages_bulk returns at most nr_pages\");\n"
+	      "\tfor (int i = 0; i < n; i++) {\n"
+	      "\t\texpect(op, !before[i] || arr[i] == before[i], \"pre-populated entries are untouched\");\n"
+	      "\t\texpect(op, (unsigned long)i >= nret || arr[i], \"every entry before the returned index is populated\");\n"
+	      "\t\texpect(op, (unsigned long)i < nret || before[i] || !arr[i], \"no entry after the returned index is filled\");\n"
+	      "\t}\n}\n"
+	      "UNUSED static void list_begin(unsigned nsent)\n"
+	      "{\n\tINIT_LIST_HEAD(&lhead);\n\tfor (unsigned i = 0; i < nsent; i++)\n\t\tlist_add_tail(&sent[i], &lhead);\n}\n"
+	      "UNUSED static void list_check(int op, int n, unsigned nsent)\n"
+	      "{\n\tunsigned long len = 0;\n\tstruct list_head *pos;\n"
+	      "\tfor (pos = lhead.next; pos != &lhead && len < 4 * BULK_MAX; pos = pos->next)\n\t\tlen++;\n"
+	      "\texpect(op, nret <= (unsigned long)(n > 0 ? n : 0) && len == nret + nsent,\n"
+	      "\t       \"__alloc_pages_bulk (list) adds exactly what it returns\");\n"
+	      "\tpos = lhead.prev;\n\tfor (int i = (int)nsent - 1; i >= 0; i--, pos = pos->prev)\n"
+	      "\t\texpect(op, pos == &sent[i], \"the entries already on the list stay in order at its tail\");\n}\n"
+	      "UNUSED static struct page *list_pop(void)\n"
+	      "{\n\tstruct list_head *pos = lhead.next;\n\tlist_del(pos);\n\treturn mm_lru_to_page(pos);\n}\n"
+	      "UNUSED static void objs_begin(int n)\n"
+	      "{\n\tfor (int i = 0; i < GUARDS + BULK_MAX + GUARDS; i++)\n\t\toguard[i] = GUARD_WORD;\n"
+	      "\tfor (int i = 0; i < n; i++)\n\t\tobjs[i] = NULL;\n}\n"
+	      "UNUSED static void objs_check(int op, int n, int got)\n"
+	      "{\n\tfor (int i = 0; i < GUARDS; i++)\n"
+	      "\t\texpect(op, oguard[i] == GUARD_WORD, \"kmem_cache_alloc_bulk writes nothing before the array\");\n"
+	      "\tfor (int i = n; i < BULK_MAX + GUARDS; i++)\n"
+	      "\t\texpect(op, objs[i] == GUARD_WORD, \"kmem_cache_alloc_bulk writes nothing past its size\");\n"
+	      "\texpect(op, got == 0 || got == n, \"kmem_cache_alloc_bulk is all or nothing\");\n"
+	      "\tfor (int i = 0; i < got; i++)\n\t\texpect(op, objs[i] != NULL, \"every entry it returns is an object\");\n}\n\n", f);
 }
 
 static const struct mf_target bulk_target = {
@@ -520,6 +617,7 @@ static const struct mf_target bulk_target = {
 	.begin = bulk_begin,
 	.release = bulk_release,
 	.end = bulk_end,
+	.cgen_prologue = bulk_cgen_prologue,
 	.config_of = bulk_config_of,
 };
 

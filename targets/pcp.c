@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/cgen.h"
 #include "common/configs.h"
 #include "common/gfp_args.h"
 #include "common/harness.h"
@@ -103,7 +104,6 @@ static void irq_handler(struct mm *mm, int cpu, void *ctx)
 static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 {
 	struct mf_ctx *c = ctx;
-	(void)point;
 
 	if (c->tearing_down || ps.in_hook || !ps.plan_left || mm_in_interrupt())
 		return;
@@ -111,6 +111,10 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 	ps.plan >>= 2;
 	ps.plan_left--;
 	ps.in_hook = true;
+	if (d && c->cgen)
+		mf_cgen_not_reproduced(c, "inject", d == 2 ? "a migration at a preemption point inside the next call" :
+				       "an interrupt at a preemption point inside the next call; what its handler did "
+				       "follows inline");
 	switch (d) {
 	case 0:
 		break;
@@ -122,7 +126,11 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 		if (d == 3)
 			mm_raise_irq(mm);
 		int before = mm_cpu_current(mm);
-		if (mm_migrate_current(mm, MM_CPU_ANY) != before)
+		int to = mm_migrate_current(mm, MM_CPU_ANY);
+		if (to >= 0)
+			MF_C(c, "\tmm_migrate_current(mm, %d);   /* injected at %s, inside the next call */\n", to,
+			     mm_pp_name(point));
+		if (to != before)
 			ps.migrations++;
 		break;
 	}
@@ -156,7 +164,8 @@ static int online_cpu(struct mf_ctx *c, long sel)
 static void attach(struct mf_ctx *c, int cpu)
 {
 	int r = mm_cpu_attach(c->mm, cpu);
-	MF_C(c, "\tmm_cpu_attach(mm, %d);\n", cpu);
+	MF_C(c, "\texpect(%u, mm_cpu_attach(mm, %d) == %d && mm_cpu_current(mm) == %d, \"mm_cpu_attach of an online vCPU\");\n",
+	     c->cur, cpu, cpu, cpu);
 	if (r != cpu)
 		mf_fail(c, "C1", "mm_cpu_attach(%d) of an online vCPU returned %d", cpu, r);
 	if (mm_cpu_current(c->mm) != cpu)
@@ -166,6 +175,7 @@ static void attach(struct mf_ctx *c, int cpu)
 /* Every populated zone's pcp of @cpu is empty. */
 static void expect_empty(struct mf_ctx *c, int cpu, const char *after)
 {
+	MF_C(c, "\tpcp_empty(%u, %d, \"%s\");\n", c->cur, cpu, after);
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct mm_pcp_info info;
 		if (!mm_zone(c->mm, (enum zone_type)z) || mm_pcp_info(c->mm, (enum zone_type)z, cpu, &info))
@@ -247,7 +257,7 @@ static void op_drain_local(struct mf_ctx *c, struct mf_op *op)
 		return;
 	}
 	drain_local_pages(c->mm, z);
-	MF_C(c, "\tdrain_local_pages(mm, %s);\n", z ? "zone" : "NULL");
+	MF_C(c, "\tdrain_local_pages(mm, %s%ld%s);\n", z ? "mm_zone(mm, " : "NULL + ", z ? op->a[0] - 1 : 0, z ? ")" : "");
 	op->res[0] = mm_cpu_current(c->mm);
 	/*
 	 * The kernel's caller is pinned to its CPU; ours may be moved by an
@@ -267,7 +277,7 @@ static void op_drain_all(struct mf_ctx *c, struct mf_op *op)
 		return;
 	}
 	drain_all_pages(c->mm, z);
-	MF_C(c, "\tdrain_all_pages(mm, %s);\n", z ? "zone" : "NULL");
+	MF_C(c, "\tdrain_all_pages(mm, %s%ld%s);\n", z ? "mm_zone(mm, " : "NULL + ", z ? op->a[0] - 1 : 0, z ? ")" : "");
 	op->res[0] = 0;
 	if (!z && ps.irqs == irqs)
 		for (int cpu = 0; cpu < nr_cpus(c); cpu++)
@@ -277,7 +287,7 @@ static void op_drain_all(struct mf_ctx *c, struct mf_op *op)
 static void op_pcp_update(struct mf_ctx *c, struct mf_op *op)
 {
 	int r = mm_pcp_update(c->mm, (unsigned int)op->a[0], (unsigned int)op->a[1]);
-	MF_C(c, "\tmm_pcp_update(mm, %ld, %ld);\n", op->a[0], op->a[1]);
+	MF_C(c, "\texpect(%u, mm_pcp_update(mm, %ld, %ld) == 0, \"mm_pcp_update in range\");\n", c->cur, op->a[0], op->a[1]);
 	op->res[0] = r;
 	if (r)
 		mf_fail(c, "C1", "mm_pcp_update(%ld, %ld) in range returned %d", op->a[0], op->a[1], r);
@@ -286,7 +296,8 @@ static void op_pcp_update(struct mf_ctx *c, struct mf_op *op)
 static void op_high_fraction(struct mf_ctx *c, struct mf_op *op)
 {
 	op->res[0] = mm_set_percpu_pagelist_high_fraction(c->mm, (unsigned int)op->a[0]);
-	MF_C(c, "\tmm_set_percpu_pagelist_high_fraction(mm, %ld);\n", op->a[0]);
+	MF_C(c, "\tdiverged(%u, mm_set_percpu_pagelist_high_fraction(mm, %ld) != %ld, \"its result\");\n", c->cur, op->a[0],
+	     op->res[0]);
 }
 
 static void op_prefetch(struct mf_ctx *c, struct mf_op *op)
@@ -309,7 +320,8 @@ static void op_offline(struct mf_ctx *c, struct mf_op *op)
 	bool was = mm_cpu_is_online(c->mm, cpu);
 	unsigned long irqs = ps.irqs;
 	int r = mm_cpu_offline(c->mm, cpu);
-	MF_C(c, "\tmm_cpu_offline(mm, %d);\n", cpu);
+	MF_C(c, "\texpect(%u, mm_cpu_offline(mm, %d) == 0 && !mm_cpu_is_online(mm, %d) && mm_num_online_cpus(mm) == %d, "
+	     "\"mm_cpu_offline of a vCPU nobody holds\");\n", c->cur, cpu, cpu, online_before - (was ? 1 : 0));
 	op->res[0] = r;
 	op->res[1] = cpu;
 	if (r != 0)
@@ -325,7 +337,8 @@ static void op_online(struct mf_ctx *c, struct mf_op *op)
 {
 	int cpu = (int)(op->a[0] % nr_cpus(c));
 	int r = mm_cpu_online(c->mm, cpu);
-	MF_C(c, "\tmm_cpu_online(mm, %d);\n", cpu);
+	MF_C(c, "\texpect(%u, mm_cpu_online(mm, %d) == 0 && mm_cpu_is_online(mm, %d), \"mm_cpu_online\");\n", c->cur, cpu,
+	     cpu);
 	op->res[0] = r;
 	op->res[1] = cpu;
 	if (r != 0 || !mm_cpu_is_online(c->mm, cpu))
@@ -334,7 +347,7 @@ static void op_online(struct mf_ctx *c, struct mf_op *op)
 
 static void op_inject(struct mf_ctx *c, struct mf_op *op)
 {
-	(void)c;
+	MF_C(c, "\t/* no allocator call: the CPU model's hook acts at the next preemption points (see NOT REPRODUCED) */\n");
 	ps.plan = (unsigned long)op->a[0];
 	ps.plan_left = (unsigned int)op->a[1];
 	ps.irq_plan = (unsigned long)op->a[2];
@@ -344,6 +357,9 @@ static void op_inject(struct mf_ctx *c, struct mf_op *op)
 
 static void op_irq(struct mf_ctx *c, struct mf_op *op)
 {
+	MF_C(c, "\texpect(%u, mm_raise_irq(mm), \"mm_raise_irq outside any critical section runs the handler\");\n", c->cur);
+	mf_cgen_not_reproduced(c, "irq", "the C file's handler only counts; what the fuzz run's handler did follows "
+				       "inline");
 	op->res[0] = mm_raise_irq(c->mm);
 	op->res[1] = (long)ps.irqs;
 	op->res[2] = ps.npool;
@@ -389,6 +405,8 @@ static void op_cpu_api(struct mf_ctx *c, struct mf_op *op)
 	op->res[0] = 0;
 	switch (op->a[0]) {
 	case API_ATTACH_ANY:
+		MF_C(c, "\texpect(%u, mm_cpu_detach(mm) == %d && mm_cpu_detach(mm) == %d && mm_cpu_current(mm) == -1, "
+		     "\"mm_cpu_detach\");\n\tattach_any(%u, %d);\n", c->cur, cur >= 0 ? 0 : -ENOENT, -ENOENT, c->cur, n);
 		expect_eq(c, "mm_cpu_detach", mm_cpu_detach(c->mm), cur >= 0 ? 0 : -ENOENT);
 		expect_eq(c, "mm_cpu_detach of no vCPU", mm_cpu_detach(c->mm), -ENOENT);
 		expect_eq(c, "mm_cpu_current after detach", mm_cpu_current(c->mm), -1);
@@ -399,12 +417,15 @@ static void op_cpu_api(struct mf_ctx *c, struct mf_op *op)
 		op->res[0] = r;
 		break;
 	case API_THIS_CPU:
+		MF_C(c, "\t{ int r = mm_this_cpu(mm); expect(%u, r >= 0 && (%d < 0 || r == %d) && mm_cpu_current(mm) == r, "
+		     "\"mm_this_cpu\"); }\n", c->cur, cur, cur);
 		r = mm_this_cpu(c->mm);
 		if (r < 0 || (cur >= 0 && r != cur) || mm_cpu_current(c->mm) != r)
 			mf_fail(c, "C1", "mm_this_cpu is %d, mm_cpu_current was %d and is %d", r, cur, mm_cpu_current(c->mm));
 		op->res[0] = r;
 		break;
 	case API_HOLDER:
+		MF_C(c, "\tholder_check(%u, %d);\n", c->cur, n);
 		cur = mm_this_cpu(c->mm);
 		for (int cpu = 0; cpu < n; cpu++)
 			if ((mm_cpu_holder(c->mm, cpu) == mm_task_current()) != (cpu == cur) ||
@@ -416,6 +437,9 @@ static void op_cpu_api(struct mf_ctx *c, struct mf_op *op)
 			mf_fail(c, "C1", "mm_pp_name is wrong");
 		break;
 	case API_MIGRATE_BAD:
+		MF_C(c, "\tmm_this_cpu(mm);\n\texpect(%u, mm_migrate_current(mm, %d) == %d && mm_migrate_current(mm, %d) == %d && "
+		     "mm_cpu_attach(mm, %d) == %d, \"migrations and attaches to a bad vCPU are -EINVAL\");\n", c->cur,
+		     n + (int)op->a[1], -EINVAL, -2 - (int)op->a[1], -EINVAL, n + (int)op->a[1], -EINVAL);
 		mm_this_cpu(c->mm);
 		expect_eq(c, "mm_migrate_current(nr_cpus)", mm_migrate_current(c->mm, n + (int)op->a[1]), -EINVAL);
 		expect_eq(c, "mm_migrate_current(-2)", mm_migrate_current(c->mm, -2 - (int)op->a[1]), -EINVAL);
@@ -424,16 +448,24 @@ static void op_cpu_api(struct mf_ctx *c, struct mf_op *op)
 	case API_MIGRATE_ANY:
 		mm_this_cpu(c->mm);
 		r = mm_migrate_current(c->mm, MM_CPU_ANY);
+		MF_C(c, "\tmm_this_cpu(mm);\n\t{ int r = mm_migrate_current(mm, MM_CPU_ANY); expect(%u, r >= 0 && "
+		     "mm_cpu_is_online(mm, r) && mm_cpu_current(mm) == r, \"mm_migrate_current(MM_CPU_ANY)\"); "
+		     "diverged(%u, r != %d, \"the vCPU it chose\"); }\n", c->cur, c->cur, r);
 		if (r < 0 || !mm_cpu_is_online(c->mm, r) || mm_cpu_current(c->mm) != r)
 			mf_fail(c, "C1", "mm_migrate_current(MM_CPU_ANY) returned %d (current %d)", r, mm_cpu_current(c->mm));
 		op->res[0] = r;
 		break;
 	case API_MIGRATE_DETACHED:
+		MF_C(c, "\tmm_cpu_detach(mm);\n\texpect(%u, mm_migrate_current(mm, 0) == %d, \"no migration without a vCPU\");\n",
+		     c->cur, -ENOENT);
 		mm_cpu_detach(c->mm);
 		expect_eq(c, "mm_migrate_current without a vCPU", mm_migrate_current(c->mm, 0), -ENOENT);
 		attach(c, online_cpu(c, op->a[1]));
 		break;
 	case API_HOTPLUG_BAD:
+		MF_C(c, "\texpect(%u, mm_cpu_offline(mm, %d) == %d && mm_cpu_online(mm, %d) == %d && mm_cpu_try_offline(mm, %d) == "
+		     "%d && !mm_cpu_is_online(mm, %d) && !mm_cpu_is_online(mm, -1), \"hotplug of a bad vCPU is -EINVAL\");\n",
+		     c->cur, n + (int)op->a[1], -EINVAL, -1 - (int)op->a[1], -EINVAL, n, -EINVAL, n);
 		expect_eq(c, "mm_cpu_offline(nr_cpus)", mm_cpu_offline(c->mm, n + (int)op->a[1]), -EINVAL);
 		expect_eq(c, "mm_cpu_online(-1)", mm_cpu_online(c->mm, -1 - (int)op->a[1]), -EINVAL);
 		expect_eq(c, "mm_cpu_try_offline(nr_cpus)", mm_cpu_try_offline(c->mm, n), -EINVAL);
@@ -444,12 +476,15 @@ static void op_cpu_api(struct mf_ctx *c, struct mf_op *op)
 		/* A vCPU nobody holds goes down without waiting (unless it is the last online one). */
 		int cpu = (int)(op->a[1] % n);
 		cur = mm_this_cpu(c->mm);
+		MF_C(c, "\tmm_this_cpu(mm);\n");
 		if (cpu == cur)
 			cpu = (cpu + 1) % n;
 		if (cpu == cur)
 			break;
 		bool last = mm_num_online_cpus(c->mm) == 1 && mm_cpu_is_online(c->mm, cpu);
 		r = mm_cpu_try_offline(c->mm, cpu);
+		MF_C(c, "\texpect(%u, mm_cpu_try_offline(mm, %d) == %d, \"mm_cpu_try_offline of a vCPU nobody holds "
+		     "(-EBUSY: the last online one)\");\n", c->cur, cpu, last ? -EBUSY : 0);
 		op->res[0] = r;
 		if (last ? r != -EBUSY : r != 0)
 			mf_fail(c, "C1", "mm_cpu_try_offline(%d) of a vCPU nobody holds returned %d", cpu, r);
@@ -461,6 +496,7 @@ static void op_cpu_api(struct mf_ctx *c, struct mf_op *op)
 	}
 	case API_STATS: {
 		struct mm_cpu_stats st, one;
+		MF_C(c, "\tstats_check(%u, %d);\n", c->cur, n);
 		unsigned long sum = 0;
 		if (mm_cpu_get_stats(c->mm, -1, &st) || mm_cpu_get_stats(c->mm, n, &one) != -EINVAL)
 			mf_fail(c, "C1", "mm_cpu_get_stats: -1 must work, nr_cpus must be -EINVAL");
@@ -477,6 +513,7 @@ static void op_cpu_api(struct mf_ctx *c, struct mf_op *op)
 		break;
 	}
 	case API_RAISE_DETACHED:
+		MF_C(c, "\traise_detached(%u);\n", c->cur);
 		mm_cpu_detach(c->mm);
 		d0 = irqs_delivered(c, NULL);
 		if (mm_raise_irq(c->mm))
@@ -487,11 +524,16 @@ static void op_cpu_api(struct mf_ctx *c, struct mf_op *op)
 		attach(c, online_cpu(c, op->a[1]));
 		break;
 	case API_SIGNAL:
+		MF_C(c, "\tmm_this_cpu(mm);\n\t{ unsigned long i0 = irqs_c; expect(%u, mm_irq_from_signal() && irqs_c == i0 + 1, "
+		     "\"mm_irq_from_signal with irqs enabled runs the handler once\"); }\n", c->cur);
+		mf_cgen_not_reproduced(c, "cpu_api", "kind=signal: the C file's handler only counts; what the fuzz run's "
+				       "handler did follows inline");
 		mm_this_cpu(c->mm);
 		if (!mm_irq_from_signal() || ps.irqs != irqs + 1)
 			mf_fail(c, "C1", "mm_irq_from_signal with irqs enabled did not run the handler once");
 		break;
 	case API_PENDING_NO_HANDLER:
+		MF_C(c, "\tpending_no_handler(%u);\n", c->cur);
 		mm_this_cpu(c->mm);
 		mm_set_irq_handler(c->mm, NULL, NULL);
 		if (mm_raise_irq(c->mm))
@@ -562,6 +604,7 @@ static void op_cpuhp(struct mf_ctx *c, struct mf_op *op)
 	op->res[0] = -100;
 	for (i = 0; i < MF_MAX_HP && hp_reg[i].mm != c->mm; i++)
 		;
+	MF_C(c, "\tmm_this_cpu(mm);\n");
 	if (i == MF_MAX_HP)
 		return;
 	if (cpu == cur)
@@ -569,13 +612,18 @@ static void op_cpuhp(struct mf_ctx *c, struct mf_op *op)
 	if (cpu == cur)
 		return;
 	bool was = mm_cpu_is_online(c->mm, cpu);
+	MF_C(c, "\tcpuhp(%u, %d, %d, %d);\n", c->cur, cpu, was, (int)op->a[1]);
 	unsigned long dead0 = hp_dead_calls, on0 = hp_online_calls, irqs = ps.irqs;
 	int r = mm_cpu_offline(c->mm, cpu);
 	if (r || hp_dead_calls != dead0 + (was ? 1 : 0))
 		mf_fail(c, "C1", "mm_cpu_offline(%d) returned %d; the dead callback ran %lu times", cpu, r,
 			hp_dead_calls - dead0);
-	if (ps.irqs == irqs)
+	if (ps.irqs == irqs) {
+		FILE *f = c->cgen;
+		c->cgen = NULL;         /* cpuhp() checks it */
 		expect_empty(c, cpu, "mm_cpu_offline");
+		c->cgen = f;
+	}
 	hp_fail = op->a[1] != 0;
 	r = mm_cpu_online(c->mm, cpu);
 	hp_fail = false;
@@ -659,6 +707,7 @@ static bool pcp_begin(struct mf_ctx *c, const struct mf_op *setup)
 	struct mm_config cfg;
 
 	pcp_config_of(setup, &cfg);
+	mf_cgen_config(c, &cfg);
 	if (!mf_instance(c, &cfg))
 		mf_fail(c, "C1", "mm_create failed for the named config %s", pcp_configs[setup->a[0]]);
 	mf_pages_begin(c);
@@ -668,6 +717,7 @@ static bool pcp_begin(struct mf_ctx *c, const struct mf_op *setup)
 	mm_set_irq_handler(c->mm, irq_handler, c);
 	mm_set_sched_hook(c->mm, sched_hook, c);
 	hp_register(c);
+	MF_C(c, "\tmm_set_irq_handler(mm, irq_count, NULL);\n\thp_register();\n");
 	return true;
 }
 
@@ -680,10 +730,82 @@ static void pcp_end(struct mf_ctx *c)
 {
 	mm_set_sched_hook(c->mm, NULL, NULL);
 	mm_set_irq_handler(c->mm, NULL, NULL);
+	MF_C(c, "\tmm_set_irq_handler(mm, NULL, NULL);\n");
 	for (int cpu = 0; cpu < nr_cpus(c); cpu++)
-		if (!mm_cpu_is_online(c->mm, cpu) && mm_cpu_online(c->mm, cpu))
-			mf_fail(c, "C1", "teardown: mm_cpu_online(%d) failed", cpu);
+		if (!mm_cpu_is_online(c->mm, cpu)) {
+			MF_C(c, "\tmm_cpu_online(mm, %d);\n", cpu);
+			if (mm_cpu_online(c->mm, cpu))
+				mf_fail(c, "C1", "teardown: mm_cpu_online(%d) failed", cpu);
+		}
 	mf_pages_end(c);
+}
+
+/*
+ * The C file's interrupt handler only counts its runs (what the fuzz run's
+ * handler allocated and freed is made inline, and said so); the hotplug
+ * state of the target's own with its failing online callback; the checks
+ * of the CPU model's API corners, as op_cpu_api() makes them.
+ */
+static void pcp_cgen_prologue(struct mf_ctx *c, FILE *f)
+{
+	(void)c;
+	fputs("static unsigned long irqs_c;         /* runs of this file's interrupt handler */\n"
+	      "static void irq_count(struct mm *m, int cpu, void *ctx) { (void)m; (void)cpu; (void)ctx; irqs_c++; }\n"
+	      "static int hp_fail;\n"
+	      "static unsigned long hp_online_calls, hp_dead_calls;\n"
+	      "static int hp_online(struct mm *m, unsigned int cpu) { (void)m; (void)cpu; hp_online_calls++; return hp_fail ? -5 : 0; }\n"
+	      "static int hp_dead(struct mm *m, unsigned int cpu) { (void)m; (void)cpu; hp_dead_calls++; return 0; }\n"
+	      "static void hp_register(void)\n"
+	      "{\n\texpect(-1, mm_cpuhp_register(mm, NULL, hp_online, hp_dead) == -22, \"mm_cpuhp_register without a name\");\n"
+	      "\texpect(-1, mm_cpuhp_register(mm, \"mmfuzz/pcp:test\", hp_online, hp_dead) >= 0, \"mm_cpuhp_register\");\n"
+	      "\tmm_cpuhp_remove(mm, -1);\n\tmm_cpuhp_remove(mm, 1000);\n}\n"
+	      "UNUSED static void pcp_empty(int op, int cpu, const char *after)\n"
+	      "{\n\tfor (int z = 0; z < 4; z++) {\n\t\tstruct mm_pcp_info info;\n"
+	      "\t\tif (!mm_zone(mm, (enum zone_type)z) || mm_pcp_info(mm, (enum zone_type)z, cpu, &info))\n\t\t\tcontinue;\n"
+	      "\t\tif (info.count)\n\t\t\tfail(op, \"P1 violated: after %s the pcp of vCPU %d in zone %d still holds %d pages\",\n"
+	      "\t\t\t     after, cpu, z, info.count);\n\t}\n}\n"
+	      "UNUSED static void attach_any(int op, int n)\n"
+	      "{\n\tint r = mm_cpu_attach_any(mm);\n"
+	      "\texpect(op, r >= 0 && r < n && mm_cpu_is_online(mm, r) && mm_cpu_current(mm) == r, \"mm_cpu_attach_any\");\n"
+	      "\texpect(op, mm_cpu_attach_any(mm) == r, \"mm_cpu_attach_any when attached\");\n}\n"
+	      "UNUSED static void holder_check(int op, int n)\n"
+	      "{\n\tint cur = mm_this_cpu(mm);\n\tfor (int cpu = 0; cpu < n; cpu++)\n"
+	      "\t\texpect(op, (mm_cpu_holder(mm, cpu) == mm_task_current()) == (cpu == cur) && (cpu == cur || !mm_cpu_holder(mm, cpu)),\n"
+	      "\t\t       \"mm_cpu_holder: the task holds its vCPU, nobody else any\");\n"
+	      "\texpect(op, !mm_cpu_holder(mm, n) && !mm_cpu_holder(mm, -1), \"mm_cpu_holder of a bad vCPU is NULL\");\n"
+	      "\texpect(op, !strcmp(mm_pp_name(MM_PP_SPIN_UNLOCK), \"spin_unlock\") && !strcmp(mm_pp_name(MM_PP_NR), \"?\"),\n"
+	      "\t       \"mm_pp_name\");\n}\n"
+	      "UNUSED static unsigned long delivered(int op, unsigned long *dropped)\n"
+	      "{\n\tstruct mm_cpu_stats st;\n\texpect(op, !mm_cpu_get_stats(mm, -1, &st), \"mm_cpu_get_stats(-1)\");\n"
+	      "\tif (dropped)\n\t\t*dropped = st.irqs_dropped;\n\treturn st.irqs_delivered;\n}\n"
+	      "UNUSED static void stats_check(int op, int n)\n"
+	      "{\n\tstruct mm_cpu_stats st, one;\n\tunsigned long sum = 0;\n"
+	      "\texpect(op, !mm_cpu_get_stats(mm, -1, &st) && mm_cpu_get_stats(mm, n, &one) == -22,\n"
+	      "\t       \"mm_cpu_get_stats: -1 works, nr_cpus is -EINVAL\");\n"
+	      "\tfor (int cpu = 0; cpu < n; cpu++) {\n\t\texpect(op, !mm_cpu_get_stats(mm, cpu, &one), \"mm_cpu_get_stats(cpu)\");\n"
+	      "\t\tsum += one.irqs_delivered;\n\t}\n"
+	      "\texpect(op, st.irqs_delivered == irqs_c && sum == irqs_c, \"every handler run is one delivery\");\n}\n"
+	      "UNUSED static void raise_detached(int op)\n"
+	      "{\n\tunsigned long i0 = irqs_c, d0;\n\tmm_cpu_detach(mm);\n\td0 = delivered(op, NULL);\n"
+	      "\texpect(op, !mm_raise_irq(mm), \"mm_raise_irq without a vCPU runs nothing\");\n"
+	      "\tmm_irq_from_signal();\n"
+	      "\texpect(op, irqs_c == i0 && delivered(op, NULL) == d0, \"no interrupt runs on a task without a vCPU\");\n}\n"
+	      "UNUSED static void pending_no_handler(int op)\n"
+	      "{\n\tunsigned long i0 = irqs_c, d0, d1;\n\tmm_this_cpu(mm);\n\tmm_set_irq_handler(mm, NULL, NULL);\n"
+	      "\texpect(op, !mm_raise_irq(mm), \"mm_raise_irq without a handler says it did not run\");\n"
+	      "\tdelivered(op, &d0);\n\tmm_set_irq_pending(mm);\n\tdrain_local_pages(mm, NULL);\n\tdelivered(op, &d1);\n"
+	      "\tmm_set_irq_handler(mm, irq_count, NULL);\n\texpect(op, irqs_c == i0, \"no handler ran while none was set\");\n"
+	      "\t(void)d1;\n}\n"
+	      "UNUSED static void cpuhp(int op, int cpu, int was, int fail_it)\n"
+	      "{\n\tunsigned long dead0 = hp_dead_calls, on0 = hp_online_calls, i0 = irqs_c;\n"
+	      "\texpect(op, mm_cpu_offline(mm, cpu) == 0 && hp_dead_calls == dead0 + (unsigned long)was,\n"
+	      "\t       \"mm_cpu_offline runs the dead callback once per vCPU going down\");\n"
+	      "\tif (irqs_c == i0)\n\t\tpcp_empty(op, cpu, \"mm_cpu_offline\");\n"
+	      "\thp_fail = fail_it;\n\tint r = mm_cpu_online(mm, cpu);\n\thp_fail = 0;\n"
+	      "\texpect(op, hp_online_calls == on0 + 1, \"bringing a vCPU up runs the online callback once\");\n"
+	      "\texpect(op, fail_it ? r == -5 && !mm_cpu_is_online(mm, cpu) : r == 0 && mm_cpu_is_online(mm, cpu),\n"
+	      "\t       \"a failing online callback rolls the bring-up back\");\n"
+	      "\texpect(op, hp_dead_calls == dead0 + (unsigned long)was, \"a failed bring-up runs no dead callback\");\n}\n\n", f);
 }
 
 static const struct mf_target pcp_target = {
@@ -696,6 +818,7 @@ static const struct mf_target pcp_target = {
 	.begin = pcp_begin,
 	.release = pcp_release,
 	.end = pcp_end,
+	.cgen_prologue = pcp_cgen_prologue,
 	.config_of = pcp_config_of,
 };
 

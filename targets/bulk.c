@@ -84,14 +84,14 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 	bs.plan_left--;
 	bs.in_hook = true;
 	if (d && c->cgen)
-		mf_cgen_not_reproduced(c, "inject", d & 1 ? "an interrupt at a preemption point inside the next call; what "
-				       "its handler did follows inline" : "a migration at a preemption point inside the next call");
+		mf_cgen_not_reproduced(c, "inject", d & 1 ? "an interrupt at a preemption point inside the next call or check; what "
+				       "its handler did follows inline" : "a migration at a preemption point inside the next call or check");
 	if (d & 1)
 		mm_raise_irq(mm);
 	if (d & 2) {
 		int to = mm_migrate_current(mm, MM_CPU_ANY);
 		if (to >= 0)
-			MF_C(c, "\tmm_migrate_current(mm, %d);   /* injected at %s, inside the next call */\n", to,
+			MF_C(c, "\tmm_migrate_current(mm, %d);   /* injected at %s, inside the next call or check */\n", to,
 			     mm_pp_name(point));
 	}
 	bs.in_hook = false;

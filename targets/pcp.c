@@ -112,8 +112,8 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 	ps.plan_left--;
 	ps.in_hook = true;
 	if (d && c->cgen)
-		mf_cgen_not_reproduced(c, "inject", d == 2 ? "a migration at a preemption point inside the next call" :
-				       "an interrupt at a preemption point inside the next call; what its handler did "
+		mf_cgen_not_reproduced(c, "inject", d == 2 ? "a migration at a preemption point inside the next call or check" :
+				       "an interrupt at a preemption point inside the next call or check; what its handler did "
 				       "follows inline");
 	switch (d) {
 	case 0:
@@ -128,7 +128,7 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 		int before = mm_cpu_current(mm);
 		int to = mm_migrate_current(mm, MM_CPU_ANY);
 		if (to >= 0)
-			MF_C(c, "\tmm_migrate_current(mm, %d);   /* injected at %s, inside the next call */\n", to,
+			MF_C(c, "\tmm_migrate_current(mm, %d);   /* injected at %s, inside the next call or check */\n", to,
 			     mm_pp_name(point));
 		if (to != before)
 			ps.migrations++;

@@ -324,7 +324,7 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 	bool done = false;
 	if (ss.c->cgen) {
 		char why[160];
-		snprintf(why, sizeof(why), "at %s inside the next call: %s%s", mm_pp_name(point), actions[ss.action],
+		snprintf(why, sizeof(why), "at %s inside the next call or check: %s%s", mm_pp_name(point), actions[ss.action],
 			 ss.action == ACT_MIGRATE ? "" : "; what the handler did follows inline");
 		mf_cgen_not_reproduced(ss.c, "arm", why);
 	}
@@ -345,7 +345,7 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 				to = (ss.mig_cpu + k) % ss.ncpus;
 		done |= to >= 0 && mm_migrate_current(mm, to) >= 0;
 		if (to >= 0)
-			MF_C(ss.c, "\tmm_migrate_current(mm, %d);   /* injected at %s, inside the next call */\n", to,
+			MF_C(ss.c, "\tmm_migrate_current(mm, %d);   /* injected at %s, inside the next call or check */\n", to,
 			     mm_pp_name(point));
 	}
 	if (done) {

@@ -239,11 +239,11 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 	fclose(f);
 	fprintf(stderr, "mmfuzz: wrote %s\n", cgen_path);
 	if (nr_not_reproduced) {
-		fprintf(stderr, "mmfuzz: warning: %s does not reproduce what these ops did through the CPU model's hooks:",
-			cgen_path);
+		fprintf(stderr, "mmfuzz: warning: %s does not reproduce exactly what these ops did:", cgen_path);
 		for (unsigned int i = 0; i < nr_not_reproduced; i++)
 			fprintf(stderr, " %s", not_reproduced[i]);
-		fprintf(stderr, " (interrupts and migrations at preemption points); the reproducer may pass where "
+		fprintf(stderr, " (interrupts and migrations injected at preemption points, and what the fuzz run's "
+			"interrupt handler did, are made inline, outside any interrupt); the reproducer may pass where "
 			"the fuzz run failed\n");
 	}
 	nr_not_reproduced = 0;

@@ -1,0 +1,174 @@
+# The standalone C reproducer (./mmfuzz trace TARGET FILE --c OUT.c, which
+# runs fuzz_TARGET --c OUT.c FILE):
+#
+#   trace_c   for every seed of corpus/T/ and corpus/regressions/T/ of the
+#             targets buddy pcp bulk slub kmalloc watermark config:
+#               - fuzz_T --c writes the C file and exits 0;
+#               - it compiles with this build's compiler, -Wall -Wextra
+#                 -Werror, against this build's libmmalloc.a alone;
+#               - it runs and exits 0 ("no violation") on this allocator;
+#               - every op kind in the target's seeds wrote something
+#                 besides its `/* [k] op */` comment and `check(k);` in some
+#                 C file (an op that makes no allocator call says so in a
+#                 comment);
+#             the not-reproduced warning: an input with injected interrupts
+#             (corpus/pcp/irq) gets "NOT REPRODUCED" comments and the stderr
+#             warning naming `inject`, one without (corpus/buddy/basic)
+#             neither;
+#             and the reproducer reproduces: two bug-zoo variants of this
+#             allocator library (gcc debug like this build; tools/bugzoo/
+#             cc-reuse copies every object without an MM_INJECT block from
+#             this build, so a variant compiles one file and archives), and
+#             the C files this build wrote for the inputs that catch them
+#             must exit 1 against the variant, naming the check:
+#               slub-double-free-unchecked  corpus/slub/debug (the double free
+#                                           of a cpu freelist's head is not
+#                                           reported)
+#               bulk-return-count           corpus/bulk/array (an entry after
+#                                           the returned index is filled)
+# Measured on two shared cores: 25 s the first time (the two variants
+# configure and build), 20 s after.  In the debug preset only (gcc, Debug,
+# no sanitizer, no engine, no injection), like bugzoo_smoke.
+#
+# The same file is the test's script (cmake -P, CMAKE_SCRIPT_MODE_FILE set).
+if(NOT CMAKE_SCRIPT_MODE_FILE)
+  if(MM_TEST_HOOKS AND CMAKE_BUILD_TYPE STREQUAL "Debug" AND CMAKE_C_COMPILER_ID STREQUAL "GNU"
+     AND MM_SANITIZE STREQUAL "" AND MM_ENGINE STREQUAL "none" AND "${MM_INJECT}" STREQUAL "")
+    set(bins "")
+    foreach(t buddy pcp bulk slub kmalloc watermark config)
+      list(APPEND bins "-DFUZZ_${t}=$<TARGET_FILE:fuzz_${t}>")
+    endforeach()
+    add_test(NAME trace_c
+             COMMAND ${CMAKE_COMMAND} -DSRC=${PROJECT_SOURCE_DIR} -DREF=${CMAKE_BINARY_DIR}
+                     -DWORK=${CMAKE_CURRENT_BINARY_DIR}/trace-c -DCC=${CMAKE_C_COMPILER}
+                     -DFLAGS=${CMAKE_C_FLAGS_DEBUG} -DDEBUG_LEVEL=${MM_DEBUG} -DWERROR=${MM_WERROR}
+                     -DLIB=$<TARGET_FILE:mmalloc> ${bins}
+                     -P ${CMAKE_CURRENT_LIST_FILE})
+    set_tests_properties(trace_c PROPERTIES PASS_REGULAR_EXPRESSION "TRACE-C-OK" TIMEOUT 300)
+  endif()
+  return()
+endif()
+
+# ---------------------------------------------------------------- the script
+
+set(targets buddy pcp bulk slub kmalloc watermark config)
+set(cflags -std=gnu11 -Wall -Wextra -Werror -I${SRC}/allocator/include)
+file(MAKE_DIRECTORY ${WORK})
+
+# write(T INPUT OUT): fuzz_T --c OUT INPUT, which must exit 0; its stderr in ${T}_err.
+function(write t input out)
+  file(REMOVE ${out})
+  execute_process(COMMAND ${FUZZ_${t}} --c ${out} ${input} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+  if(rc OR NOT EXISTS ${out})
+    message(FATAL_ERROR "fuzz_${t} --c ${out} ${input}: exit ${rc}\n${err}")
+  endif()
+  set(${t}_err "${err}" PARENT_SCOPE)
+endfunction()
+
+# build_run(C LIB STATUS [MATCH re]): compile C against LIB warning-free, run it, require STATUS (and re on stderr).
+function(build_run c lib status)
+  cmake_parse_arguments(PARSE_ARGV 3 B "" "MATCH" "")
+  get_filename_component(exe ${c} NAME_WE)
+  get_filename_component(libdir ${lib} DIRECTORY)
+  string(MD5 tag ${libdir})
+  set(exe ${WORK}/${exe}-${tag})
+  execute_process(COMMAND ${CC} ${cflags} ${c} ${lib} -lpthread -latomic -o ${exe}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(rc)
+    message(FATAL_ERROR "${c} does not compile warning-free against ${lib}:\n${out}")
+  endif()
+  execute_process(COMMAND ${exe} RESULT_VARIABLE rc OUTPUT_VARIABLE err ERROR_VARIABLE err TIMEOUT 60)
+  if(NOT rc STREQUAL status)
+    message(FATAL_ERROR "${c} against ${lib}: exit ${rc}, want ${status}\n${err}")
+  endif()
+  if(B_MATCH AND NOT err MATCHES "${B_MATCH}")
+    message(FATAL_ERROR "${c} against ${lib}: stderr does not match '${B_MATCH}':\n${err}")
+  endif()
+endfunction()
+
+# ops(C T): add the ops of C to seen_T, and those that wrote more than their comment and check to emitted_T.
+function(ops c t)
+  file(STRINGS ${c} lines)
+  set(seen ${seen_${t}})
+  set(emitted ${emitted_${t}})
+  set(op "")
+  foreach(l IN LISTS lines)
+    if(l MATCHES "^\t/\\* \\[[0-9]+\\] ([a-z_0-9]+)")
+      set(op ${CMAKE_MATCH_1})
+      list(APPEND seen ${op})
+    elseif(l MATCHES "^\t(check|check_at)\\(" OR l MATCHES "^\t/\\* teardown")
+      set(op "")
+    elseif(op)
+      list(APPEND emitted ${op})
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES seen)
+  list(REMOVE_DUPLICATES emitted)
+  set(seen_${t} ${seen} PARENT_SCOPE)
+  set(emitted_${t} ${emitted} PARENT_SCOPE)
+endfunction()
+
+# ---------------------------------------------------------------- every seed exits 0
+set(count 0)
+foreach(t ${targets})
+  file(GLOB seeds LIST_DIRECTORIES false ${SRC}/corpus/${t}/* ${SRC}/corpus/regressions/${t}/*)
+  foreach(s ${seeds})
+    get_filename_component(n ${s} NAME)
+    set(c ${WORK}/${t}-${n}.c)
+    write(${t} ${s} ${c})
+    ops(${c} ${t})
+    build_run(${c} ${LIB} 0 MATCH "no violation")
+    math(EXPR count "${count} + 1")
+  endforeach()
+  set(silent ${seen_${t}})
+  if(emitted_${t})
+    list(REMOVE_ITEM silent ${emitted_${t}})
+  endif()
+  if(silent)
+    message(FATAL_ERROR "target ${t}: these ops wrote nothing into any C file of its seeds: ${silent}")
+  endif()
+  list(LENGTH seen_${t} nseen)
+  message(STATUS "${t}: ${nseen} op kinds in its seeds, each writes its calls (or says why none)")
+endforeach()
+message(STATUS "${count} seeds: C file written, compiled warning-free, exit 0")
+
+# ---------------------------------------------------------------- the not-reproduced warning
+write(pcp ${SRC}/corpus/pcp/irq ${WORK}/warn-pcp-irq.c)
+file(READ ${WORK}/warn-pcp-irq.c text)
+if(NOT text MATCHES "NOT REPRODUCED \\(inject\\)" OR NOT pcp_err MATCHES "warning: [^\n]* inject[^\n]*may pass where the fuzz run failed")
+  message(FATAL_ERROR "corpus/pcp/irq: no NOT REPRODUCED comment or no warning naming inject:\n${pcp_err}")
+endif()
+write(buddy ${SRC}/corpus/buddy/basic ${WORK}/warn-buddy-basic.c)
+file(READ ${WORK}/warn-buddy-basic.c text)
+if(text MATCHES "NOT REPRODUCED" OR buddy_err MATCHES "warning")
+  message(FATAL_ERROR "corpus/buddy/basic has nothing injected but got a not-reproduced comment or warning:\n${buddy_err}")
+endif()
+message(STATUS "not reproduced: commented and warned about for corpus/pcp/irq, not for corpus/buddy/basic")
+
+# ---------------------------------------------------------------- reproducing bugs of the zoo
+function(zoo_lib bug out)
+  set(dir ${WORK}/zoo-${bug})
+  if(NOT EXISTS ${dir}/CMakeCache.txt)
+    execute_process(COMMAND ${CMAKE_COMMAND} -S ${SRC} -B ${dir} -G Ninja -DCMAKE_C_COMPILER=${CC}
+                            -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=${FLAGS}" -DMM_DEBUG=${DEBUG_LEVEL}
+                            -DMM_TEST_HOOKS=ON -DMM_WERROR=${WERROR} -DMM_SANITIZE= -DMM_ENGINE=none -DMM_INJECT=${bug}
+                            "-DCMAKE_C_COMPILER_LAUNCHER=${SRC}/tools/bugzoo/cc-reuse;${REF}"
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
+    if(rc)
+      message(FATAL_ERROR "configuring ${dir} failed:\n${log}")
+    endif()
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} --build ${dir} --target mmalloc
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
+  if(rc)
+    message(FATAL_ERROR "building ${dir} failed:\n${log}")
+  endif()
+  set(${out} ${dir}/allocator/libmmalloc.a PARENT_SCOPE)
+endfunction()
+
+zoo_lib(slub-double-free-unchecked dfree)
+build_run(${WORK}/slub-debug.c ${dfree} 1 MATCH "op 11: C1 violated: the bad free \\(double_fresh\\) is reported exactly 1")
+zoo_lib(bulk-return-count bret)
+build_run(${WORK}/bulk-array.c ${bret} 1 MATCH "op 1: C1 violated: no entry after the returned index is filled")
+message(STATUS "slub-double-free-unchecked: slub/debug's C file exits 1 (op 11); bulk-return-count: bulk/array's exits 1 (op 1)")
+message("TRACE-C-OK")

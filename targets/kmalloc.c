@@ -496,7 +496,7 @@ static void op_bad_kfree(struct mf_ctx *c, struct mf_op *op)
 			return;
 	} else if (kind == KB_PAGE || kind == KB_KREALLOC_PAGE) {
 		page = alloc_pages(c->mm, GFP_KERNEL, 0);
-		MF_C(c, "\tbad_page = alloc_pages(mm, GFP_KERNEL, 0);\n\tdiverged(%u, !bad_page != %d, \"alloc_pages' result\");\n",
+		MF_C(c, "\tbad_page = alloc_pages(mm, GFP_KERNEL, 0);\n\tdiverged(%u, (bad_page == NULL) != %d, \"alloc_pages' result\");\n",
 		     c->cur, !page);
 		if (!page) {
 			op->res[0] = -3;

@@ -257,7 +257,10 @@ static void op_drain_local(struct mf_ctx *c, struct mf_op *op)
 		return;
 	}
 	drain_local_pages(c->mm, z);
-	MF_C(c, "\tdrain_local_pages(mm, %s%ld%s);\n", z ? "mm_zone(mm, " : "NULL + ", z ? op->a[0] - 1 : 0, z ? ")" : "");
+	if (z)
+		MF_C(c, "\tdrain_local_pages(mm, mm_zone(mm, %ld));\n", op->a[0] - 1);
+	else
+		MF_C(c, "\tdrain_local_pages(mm, NULL);\n");
 	op->res[0] = mm_cpu_current(c->mm);
 	/*
 	 * The kernel's caller is pinned to its CPU; ours may be moved by an
@@ -277,7 +280,10 @@ static void op_drain_all(struct mf_ctx *c, struct mf_op *op)
 		return;
 	}
 	drain_all_pages(c->mm, z);
-	MF_C(c, "\tdrain_all_pages(mm, %s%ld%s);\n", z ? "mm_zone(mm, " : "NULL + ", z ? op->a[0] - 1 : 0, z ? ")" : "");
+	if (z)
+		MF_C(c, "\tdrain_all_pages(mm, mm_zone(mm, %ld));\n", op->a[0] - 1);
+	else
+		MF_C(c, "\tdrain_all_pages(mm, NULL);\n");
 	op->res[0] = 0;
 	if (!z && ps.irqs == irqs)
 		for (int cpu = 0; cpu < nr_cpus(c); cpu++)

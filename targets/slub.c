@@ -1075,7 +1075,7 @@ static void op_clobber(struct mf_ctx *c, struct mf_op *op)
 		/* An object freed next to a (live) one: its slab keeps a free object and a live one, so it is partial. */
 		q = kmem_cache_alloc(cs->s, GFP_KERNEL);
 		MF_C(c, "\tvoid *q%u = kmem_cache_alloc(s%u, GFP_KERNEL);\n", c->cur, cs->cid);
-		MF_C(c, "\tdiverged(%u, !q%u != %d || (q%u && (virt_to_page(mm, q%u) == virt_to_page(mm, o%u)) != %d), "
+		MF_C(c, "\tdiverged(%u, (q%u == NULL) != %d || (q%u && (virt_to_page(mm, q%u) == virt_to_page(mm, o%u)) != %d), "
 		     "\"the fresh object and its page\");\n", c->cur, c->cur, !q, c->cur, c->cur, a->id,
 		     q && virt_to_page(c->mm, q) == virt_to_page(c->mm, (void *)a->addr));
 		if (!q || virt_to_page(c->mm, q) != virt_to_page(c->mm, (void *)a->addr)) {

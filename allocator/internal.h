@@ -65,10 +65,21 @@ int slab_setup(struct mm *mm, char *err, size_t errlen);   /* kmalloc caches; mm
 void slab_teardown(struct mm *mm);                          /* after every cache is destroyed */
 void slab_reset(struct mm *mm);                             /* before the page allocator resets */
 bool slab_check(struct mm *mm, int level, struct mm_violation *v);   /* S1-S3 */
+void slab_check_forget(struct mm *mm);                               /* mm_check_forget() */
 void slab_cpu_dead(struct mm *mm, int cpu);                 /* flush the vCPU's slabs */
 
 /* ---- check/check.c ---- */
-void mm_check_forget(struct mm *mm);   /* mm_reset(): the W1 memo */
+void mm_check_forget(struct mm *mm);   /* mm_reset(): the W1 memo and the level-2 signatures */
+/* The checker's signatures: FNV-1a, one word at a time (never 0: 0 means "none"). */
+static inline uint64_t mm_sig_mix(uint64_t h, uint64_t x)
+{
+	return (h ^ x) * 0x100000001b3ULL;
+}
+#define MM_SIG_INIT 0xcbf29ce484222325ULL
+static inline bool mm_check_incremental(const struct mm *mm, int level)
+{
+	return level == 2 && !mm->check_full_walks;
+}
 bool mm_violate(struct mm_violation *v, enum mm_invariant inv, int zone, int cpu,
 		unsigned long pfn, unsigned int order, long expected, long found,
 		const char *fmt, ...) __attribute__((format(printf, 9, 10)));

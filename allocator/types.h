@@ -180,6 +180,7 @@ struct zone {
 	/* The checker's (check.c): signatures of states that passed W1; under every zone->lock */
 	unsigned long w1_memo[MM_W1_MEMO];
 	unsigned int w1_memo_next;
+	unsigned long l2_sig;                       /* the state the last list walk passed in (0: none) */
 };
 
 static inline bool populated_zone(const struct zone *z)
@@ -241,6 +242,7 @@ struct mm {
 	atomic_ulong nr_reports;
 	struct mm_report last_report;
 
+	bool check_full_walks;                      /* mm_check_set_incremental(mm, false) */
 	mm_client_walk_fn client_walk;              /* B4: what clients hold */
 	void *client_ctx;
 

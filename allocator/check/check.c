@@ -229,6 +229,42 @@ static bool scan_zone_lists(struct mm *mm, struct zone *zone, struct zone_scan *
 	return true;
 }
 
+/*
+ * Everything the level-2 walk of @zone reads but its free blocks' struct
+ * pages: the lists' heads and counts, the counters, the watermarks and
+ * reserves (W1), the pageblock types (B1's list/pageblock agreement).  An
+ * operation that adds, takes or moves a free block changes a list head or
+ * a count; one that allocates changes NR_FREE_PAGES.
+ */
+static unsigned long zone_l2_signature(struct mm *mm, struct zone *z)
+{
+	uint64_t h = MM_SIG_INIT;
+	h = mm_sig_mix(h, (uint64_t)mm->cfg.wmark_algo);
+	for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++) {
+		h = mm_sig_mix(h, z->free_area[o].nr_free);
+		for (int mt = 0; mt < MIGRATE_TYPES; mt++) {
+			h = mm_sig_mix(h, (uintptr_t)z->free_area[o].free_list[mt].next);
+			h = mm_sig_mix(h, (uintptr_t)z->free_area[o].free_list[mt].prev);
+		}
+	}
+	for (int i = 0; i < NR_VM_ZONE_STAT_ITEMS; i++)
+		h = mm_sig_mix(h, (uint64_t)zone_page_state(z, (enum zone_stat_item)i));
+	for (int w = 0; w < NR_WMARK; w++)
+		h = mm_sig_mix(h, z->_watermark[w]);
+	h = mm_sig_mix(h, z->watermark_boost);
+	h = mm_sig_mix(h, z->nr_reserved_highatomic);
+	for (int j = 0; j < MAX_NR_ZONES; j++)
+		h = mm_sig_mix(h, (uint64_t)z->lowmem_reserve[j]);
+	h = mm_sig_mix(h, (uint64_t)atomic_load(&z->managed_pages));
+	if (z->pageblock_flags && populated_zone(z)) {
+		const unsigned char *pb = (const unsigned char *)z->pageblock_flags;
+		size_t n = ((zone_end_pfn(z) - z->pageblock_base_pfn) >> mm->pageblock_order) + 1;
+		for (size_t i = 0; i < n; i++)
+			h = mm_sig_mix(h, pb[i]);
+	}
+	return h ? (unsigned long)h : 1;
+}
+
 /* ---------------------------------------------------------------- B3 */
 
 static bool check_coalescing(struct mm *mm, struct zone *zone, struct mm_violation *v)
@@ -551,9 +587,19 @@ static bool check_watermarks(struct mm *mm, struct zone *z, const struct zone_sc
 void mm_check_forget(struct mm *mm)
 {
 	for (int zi = 0; zi < MAX_NR_ZONES; zi++) {
-		memset(mm->zones[zi].w1_memo, 0, sizeof(mm->zones[zi].w1_memo));
-		mm->zones[zi].w1_memo_next = 0;
+		struct zone *zone = &mm->zones[zi];
+		memset(zone->w1_memo, 0, sizeof(zone->w1_memo));
+		zone->w1_memo_next = 0;
+		zone->l2_sig = 0;
+		for (unsigned int cpu = 0; zone->per_cpu_pageset && cpu < mm->cfg.nr_cpus; cpu++)
+			zone->per_cpu_pageset[cpu].l2_sig = 0;
 	}
+	slab_check_forget(mm);
+}
+
+void mm_check_set_incremental(struct mm *mm, bool on)
+{
+	mm->check_full_walks = !on;
 }
 
 /* ---------------------------------------------------------------- entry */
@@ -610,11 +656,15 @@ bool mm_check(struct mm *mm, int level, struct mm_violation *v)
 	ok = check_counters(mm, v);
 	for (int z = 0; ok && level >= 2 && z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &mm->zones[z];
+		unsigned long sig = zone_l2_signature(mm, zone);
+		if (mm_check_incremental(mm, level) && sig == zone->l2_sig)
+			continue;       /* B1, B2 and W1 passed in this very state */
 		ok = scan_zone_lists(mm, zone, &scan, level, v);
 		if (ok && populated_zone(zone))
 			ok = check_watermarks(mm, zone, &scan, level, v);
 		if (ok && level >= 3)
 			ok = check_coalescing(mm, zone, v);
+		zone->l2_sig = ok ? sig : 0;
 	}
 	unlock_all_zones(mm, flags);
 	if (ok && level >= 2)

@@ -702,17 +702,38 @@ static __mm_checker bool pcp_check_one(struct mm *mm, struct zone *zone, int cpu
 	return true;
 }
 
+/* What pcp_check_one() reads but the pages: the lists' heads, count, high and batch (the P1 bound). */
+static __mm_checker unsigned long pcp_l2_signature(struct per_cpu_pages *pcp)
+{
+	uint64_t h = MM_SIG_INIT;
+	h = mm_sig_mix(h, (uint64_t)pcp->count);
+	h = mm_sig_mix(h, (uint64_t)atomic_load_explicit(&pcp->high, memory_order_relaxed));
+	h = mm_sig_mix(h, (uint64_t)atomic_load_explicit(&pcp->batch, memory_order_relaxed));
+	h = mm_sig_mix(h, (uint64_t)pcp->high_seen);
+	h = mm_sig_mix(h, (uint64_t)pcp->batch_seen);
+	for (unsigned int i = 0; i < NR_PCP_LISTS; i++) {
+		h = mm_sig_mix(h, (uintptr_t)pcp->lists[i].next);
+		h = mm_sig_mix(h, (uintptr_t)pcp->lists[i].prev);
+	}
+	return h ? (unsigned long)h : 1;
+}
+
+/* P1 of every pcp; at level 2 only those changed since their last walk (mm_check). */
 __mm_checker bool pcp_check(struct mm *mm, int level, struct mm_violation *v)
 {
-	(void)level;
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &mm->zones[z];
 		if (!zone->per_cpu_pageset)
 			continue;
 		for (unsigned int cpu = 0; cpu < mm->cfg.nr_cpus; cpu++) {
 			struct per_cpu_pages *pcp = &zone->per_cpu_pageset[cpu];
+			bool ok = true;
 			spin_lock(&pcp->lock);
-			bool ok = pcp_check_one(mm, zone, (int)cpu, pcp, v);
+			unsigned long sig = pcp_l2_signature(pcp);
+			if (!mm_check_incremental(mm, level) || sig != pcp->l2_sig) {
+				ok = pcp_check_one(mm, zone, (int)cpu, pcp, v);
+				pcp->l2_sig = ok ? sig : 0;
+			}
 			spin_unlock(&pcp->lock);
 			if (!ok)
 				return false;

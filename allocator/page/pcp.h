@@ -30,6 +30,7 @@ struct per_cpu_pages {
 	int batch_seen;                  /* the largest batch since then: a refill adds a whole batch (P1) */
 	short free_factor;               /* batch scaling while freeing without allocating */
 	struct list_head lists[NR_PCP_LISTS];  /* [order * MIGRATE_PCPTYPES + migratetype] */
+	unsigned long l2_sig;            /* pcp_check: the state its last walk passed in (0: none) */
 } __attribute__((aligned(64)));
 
 static inline unsigned int order_to_pindex(int migratetype, unsigned int order)

@@ -457,6 +457,56 @@ static bool check_memmap(struct slab_check_ctx *x)
 	return ok;
 }
 
+/*
+ * Level 2 is incremental (mm_check): a cache is walked again only when
+ * something it reads may have changed.  Every path that changes a cache's
+ * slabs leaves a mark here: fast paths and the slow alloc path move the
+ * tid; the bulk paths the vCPU freelist; a free to a slab that is not the
+ * vCPU's counts FREE_SLOWPATH (and moves "live", the allocated-minus-freed
+ * count of the freeing vCPU); deactivation and partial draining change
+ * the vCPU's slab or partial list; a node list change or shrink moves
+ * nr_partial or nr_slabs; a debug repair nr_isolated; an options change the
+ * flags or the size.  All are atomics but the flags and sizes, which
+ * change under slab_mutex, held here: no list_lock taken just to compare.
+ * Without SLUB_STATS there is no FREE_SLOWPATH count: always walk.
+ */
+static unsigned long cache_l2_signature(struct mm *mm, struct kmem_cache *s)
+{
+	struct kmem_cache_node *n = get_node(s, 0);
+	uint64_t h = MM_SIG_INIT;
+
+	h = mm_sig_mix(h, (uint64_t)s->flags);
+	h = mm_sig_mix(h, (uint64_t)s->size << 32 | s->object_size);
+	h = mm_sig_mix(h, (uint64_t)atomic_load(&s->nr_isolated));
+	h = mm_sig_mix(h, node_nr_partial(n));
+	h = mm_sig_mix(h, (uint64_t)atomic_load(&n->nr_slabs));
+	h = mm_sig_mix(h, (uint64_t)atomic_load(&n->total_objects));
+	for (unsigned int cpu = 0; cpu < mm->cfg.nr_cpus; cpu++) {
+		struct kmem_cache_cpu *c = slub_cpu(s, (int)cpu);
+		h = mm_sig_mix(h, (uintptr_t)c_freelist(c));
+		h = mm_sig_mix(h, c_tid(c));
+		h = mm_sig_mix(h, (uintptr_t)c_slab(c) ^ (uintptr_t)c_partial(c) << 1);
+#ifdef SLUB_COUNT_LIVE
+		h = mm_sig_mix(h, (uint64_t)__atomic_load_n(&c->live, __ATOMIC_RELAXED));
+#endif
+#ifdef SLUB_STATS
+		h = mm_sig_mix(h, __atomic_load_n(&c->stat[FREE_SLOWPATH], __ATOMIC_RELAXED));
+#endif
+	}
+	return h ? (unsigned long)h : 1;
+}
+
+void slab_check_forget(struct mm *mm)
+{
+	struct slub_state *st = slub_state(mm);
+	struct list_head *pos;
+
+	if (!st)
+		return;
+	list_for_each(pos, &st->caches)
+		atomic_store_explicit(&list_entry(pos, struct kmem_cache, list)->l2_sig, 0, memory_order_relaxed);
+}
+
 bool slab_check(struct mm *mm, int level, struct mm_violation *v)
 {
 	struct slub_state *st = slub_state(mm);
@@ -481,7 +531,17 @@ bool slab_check(struct mm *mm, int level, struct mm_violation *v)
 		memset(x.owner, 0, (mm->end_pfn - mm->first_pfn) * sizeof(*x.owner));
 	list_for_each(pos, &st->caches) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+#ifdef SLUB_STATS
+		bool track = !mm->check_full_walks;
+#else
+		bool track = false;
+#endif
+		unsigned long sig = track ? cache_l2_signature(mm, s) : 0;
+		if (track && mm_check_incremental(mm, level) &&
+		    sig == atomic_load_explicit(&s->l2_sig, memory_order_relaxed))
+			continue;
 		ok = check_tids(&x, s) && (level < 3 || check_cpus(&x, s)) && check_node(&x, s);
+		atomic_store_explicit(&s->l2_sig, ok ? sig : 0, memory_order_relaxed);
 		if (!ok)
 			break;
 	}

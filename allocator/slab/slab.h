@@ -229,6 +229,7 @@ struct kmem_cache {
 	slab_flags_t user_flags;
 	atomic_long nr_isolated;                /* objects a debug repair took out of use */
 	unsigned long *last_tid;                /* [nr_cpus] the checker's view, T1 */
+	_Atomic unsigned long l2_sig;           /* slab_check: the state its last level-2 walk passed in */
 	struct kmem_cache_node node[1];
 };
 

@@ -11,6 +11,9 @@
  *   MMFUZZ_TRACE        1: print each op, with what it did, as it runs
  *   MMFUZZ_STATS        1: at exit, CPU time spent in ops, per-op checks and teardown
  *   MMFUZZ_FILL_FULL    1: pattern-fill (and zero-check) every byte of large allocations too
+ *   MMFUZZ_CHECK_INCREMENTAL  0: level 2 walks every zone, pcp and cache after every op, not
+ *                       only those an op changed (mm_check_set_incremental) - to find the
+ *                       very first op after which a corruption shows
  */
 #include <stdlib.h>
 #include <string.h>

@@ -114,6 +114,10 @@ static void attach(struct mf_ctx *c, struct mf_instance *in)
 	c->mm = in->mm;
 	/* mm_reset() forgets the walker: B4 must count what the shadow holds. */
 	mm_set_client_walker(in->mm, mf_shadow_walk, c->sh);
+	static int incremental = -1;
+	if (incremental < 0)
+		incremental = mf_env_ulong("MMFUZZ_CHECK_INCREMENTAL", 1) != 0;
+	mm_check_set_incremental(in->mm, incremental);
 	/*
 	 * Run the input on vCPU 0, attached before the first op, so no path
 	 * depends on when the per-CPU code first attached implicitly; teardown's

@@ -309,10 +309,19 @@ struct mm_violation {
  * free list (B1, B2, W1 sampled); 3 exhaustive structure: B3 and B4 over
  * every pfn; 4 also W1 over every order, flag combination and highest zone.
  * W1 skips a zone whose state already passed since the last mm_reset().
+ * Level 2 is incremental: a zone, a pcp or a cache whose signature (list
+ * heads, counts, counters, pageblock types; for a cache its vCPUs'
+ * freelist and tid, statistics and node lists) is the one its last walk
+ * passed in is not walked again - an operation changes one of each,
+ * mostly.  A change made behind the allocator's back (a stray write into a
+ * struct page) is then seen at the next walk of that structure or at level
+ * 3, which always walks everything.  mm_check_set_incremental(mm, false)
+ * walks everything at level 2 too.
  * Returns true when clean; on the first violation fills *v (if non-NULL)
  * and returns false.
  */
 bool mm_check(struct mm *mm, int level, struct mm_violation *v);
+void mm_check_set_incremental(struct mm *mm, bool on);
 const char *mm_invariant_name(enum mm_invariant inv);
 
 /*

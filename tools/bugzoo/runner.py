@@ -419,13 +419,16 @@ class Runner:
                 return None
             return [os.path.join(bdir(bug), "targets", "fuzz_" + name), m[-1]]
         if kind == "sched":
+            # the replay's own failure artifact goes to the variant's zoo/ dir, not the caller's directory
+            art = ["--artifact", os.path.join(bdir(bug), "zoo", "replay-%s.sched" % name)]
             m = re.search(r"^rerun: \./mmfuzz stress (.*)$", out, re.M)
             if m:
-                return [argv[0]] + m.group(1).split()
+                return [argv[0]] + m.group(1).split() + art
             # a crash (sanitizer, signal) ends the process before its rerun line: the run after
             # the last one reported; same seed and run number => the same interleaving
             runs = re.findall(r"^run (\d+) seed ", out, re.M)
-            return argv[:3] + ["--seed", argv[argv.index("--seed") + 1], "--run", str(int(runs[-1]) + 1 if runs else 0)]
+            return argv[:3] + ["--seed", argv[argv.index("--seed") + 1], "--run",
+                               str(int(runs[-1]) + 1 if runs else 0)] + art
         return argv
 
     def detector(self, det, bug, verify=True):

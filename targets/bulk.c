@@ -56,44 +56,56 @@ static struct bulk_state bs;
 /* ------------------------------------------------------------ interrupts */
 
 /* The handler takes one GFP_ATOMIC page, or gives back the ones it holds. */
+static void irq_actions(struct mf_ctx *c)
+{
+	if (c->tearing_down)
+		return;
+	if (bs.nirq < 8 && (bs.irqs & 3) != 0 && !mf_shadow_full(c->sh)) {
+		MF_C(c, "\t{\n");
+		struct mf_alloc *a = mf_page_alloc(c, 0, GFP_ATOMIC, K_IRQ);
+		if (a) {
+			mf_cgen_irq_keep(c, a->id);
+			bs.nirq++;
+		}
+		MF_C(c, "\t}\n");
+	} else {
+		struct mf_alloc *a = mf_shadow_pick_kind(c->sh, bs.irqs, 1u << K_IRQ);
+		if (a) {
+			MF_C(c, "\t{\n");
+			mf_cgen_irq_get(c, a->id);
+			mf_page_free(c, a, false);
+			MF_C(c, "\t}\n");
+		}
+	}
+}
+
+/* The C reproducer's handler makes the calls of this run again (mf_cgen_irq_begin). */
 static void irq_handler(struct mm *mm, int cpu, void *ctx)
 {
 	struct mf_ctx *c = ctx;
+	(void)mm;
 	(void)cpu;
 	bs.irqs++;
-	if (c->tearing_down)
-		return;
-	(void)mm;
-	if (bs.nirq < 8 && (bs.irqs & 3) != 0 && !mf_shadow_full(c->sh)) {
-		if (mf_page_alloc(c, 0, GFP_ATOMIC, K_IRQ))
-			bs.nirq++;
-	} else {
-		struct mf_alloc *a = mf_shadow_pick_kind(c->sh, bs.irqs, 1u << K_IRQ);
-		if (a)
-			mf_page_free(c, a, false);
-	}
+	mf_cgen_irq_begin(c, bs.irqs);
+	irq_actions(c);
+	mf_cgen_irq_end(c);
 }
 
 static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 {
 	struct mf_ctx *c = ctx;
+	unsigned long n = mf_cgen_point(c);      /* the C reproducer's hook counts every point too */
 	if (c->tearing_down || bs.in_hook || !bs.plan_left || mm_in_interrupt())
 		return;
 	unsigned int d = bs.plan & 3;
 	bs.plan >>= 2;
 	bs.plan_left--;
 	bs.in_hook = true;
-	if (d && c->cgen)
-		mf_cgen_not_reproduced(c, "inject", d & 1 ? "an interrupt at a preemption point inside the next call or check; what "
-				       "its handler did follows inline" : "a migration at a preemption point inside the next call or check");
 	if (d & 1)
 		mm_raise_irq(mm);
-	if (d & 2) {
-		int to = mm_migrate_current(mm, MM_CPU_ANY);
-		if (to >= 0)
-			MF_C(c, "\tmm_migrate_current(mm, %d);   /* injected at %s, inside the next call or check */\n", to,
-			     mm_pp_name(point));
-	}
+	int to = d & 2 ? mm_migrate_current(mm, MM_CPU_ANY) : -1;
+	if (d)
+		mf_cgen_act(c, n, (int)point, d & 1, to >= 0 ? to : -1);
 	bs.in_hook = false;
 }
 
@@ -359,7 +371,7 @@ static void op_inject(struct mf_ctx *c, struct mf_op *op)
 {
 	bs.plan = (unsigned long)op->a[0];
 	bs.plan_left = (unsigned int)op->a[1];
-	MF_C(c, "\t/* no allocator call: the CPU model's hook acts at the next preemption points (see NOT REPRODUCED) */\n");
+	MF_C(c, "\t/* no allocator call: the hook acts at the next preemption points (hook_script() after main()) */\n");
 }
 
 static void note_res(FILE *f, const struct mf_op *op)
@@ -477,32 +489,52 @@ static void op_cache_free_bulk(struct mf_ctx *c, struct mf_op *op)
 	op->res[0] = (long)n;
 }
 
+/* The C reproducer's hook counts preemption points from the start of each op, as sched_hook does. */
+#define BULK_OP(fn)                                                        \
+	static void w_##fn(struct mf_ctx *c, struct mf_op *op)            \
+	{                                                                  \
+		mf_cgen_op_start(c);                                       \
+		fn(c, op);                                                 \
+	}
+BULK_OP(op_alloc)
+BULK_OP(mf_op_free)
+BULK_OP(op_bulk_array)
+BULK_OP(op_bulk_list)
+BULK_OP(op_release)
+BULK_OP(op_free_list)
+BULK_OP(op_cpu)
+BULK_OP(op_drain)
+BULK_OP(op_pcp_update)
+BULK_OP(op_inject)
+BULK_OP(op_cache_bulk)
+BULK_OP(op_cache_free_bulk)
+
 static const struct mf_opdesc bulk_ops[] = {
-	{ "alloc", "alloc_pages(gfp, order)", op_alloc, mf_note_alloc,
+	{ "alloc", "alloc_pages(gfp, order)", w_op_alloc, mf_note_alloc,
 	  { MF_A_INT("order", 0, 3), MF_A_GFP("gfp") } },
-	{ "free", "__free_pages of a live allocation", mf_op_free, mf_note_free, { MF_A_IDX("idx") } },
+	{ "free", "__free_pages of a live allocation", w_mf_op_free, mf_note_free, { MF_A_IDX("idx") } },
 	{ "bulk_array", "__alloc_pages_bulk(gfp, n, NULL, array): entry i pre-populated from alloc_pages when bit "
 	  "i%32 of fill is set; heap: an exact-size malloc'd array, else one between guard words",
-	  op_bulk_array, note_bulk,
+	  w_op_bulk_array, note_bulk,
 	  { MF_A_INT("n", 0, BULK_MAX), MF_A_HEX("fill", 0, 0xffffffffL), MF_A_GFP("gfp"), MF_A_BOOL("heap") } },
 	{ "bulk_list", "__alloc_pages_bulk(gfp, n, list, NULL) onto a list holding k entries already",
-	  op_bulk_list, note_bulk, { MF_A_INT("n", 0, BULK_MAX), MF_A_GFP("gfp"), MF_A_INT("k", 0, 3) } },
+	  w_op_bulk_list, note_bulk, { MF_A_INT("n", 0, BULK_MAX), MF_A_GFP("gfp"), MF_A_INT("k", 0, 3) } },
 	{ "release", "release_pages of n live order-0 pages from idx on, a NULL before entry i when bit i%32 of "
-	  "nulls is set (bit 31: one at the end too)", op_release, mf_note_count,
+	  "nulls is set (bit 31: one at the end too)", w_op_release, mf_note_count,
 	  { MF_A_INT("n", 0, BULK_MAX), MF_A_IDX("idx"), MF_A_HEX("nulls", 0, 0xffffffffL) } },
-	{ "free_list", "free_unref_page_list of n live order-0 pages from idx on", op_free_list, mf_note_count,
+	{ "free_list", "free_unref_page_list of n live order-0 pages from idx on", w_op_free_list, mf_note_count,
 	  { MF_A_INT("n", 0, BULK_MAX), MF_A_IDX("idx") } },
-	{ "cpu", "mm_cpu_attach(cpu % nr_cpus)", op_cpu, note_res, { MF_A_INT("cpu", 0, 3) } },
-	{ "drain", "drain_local_pages (all=0) or drain_all_pages (all=1)", op_drain, NULL, { MF_A_BOOL("all") } },
-	{ "pcp_update", "mm_pcp_update(high, batch)", op_pcp_update, note_res,
+	{ "cpu", "mm_cpu_attach(cpu % nr_cpus)", w_op_cpu, note_res, { MF_A_INT("cpu", 0, 3) } },
+	{ "drain", "drain_local_pages (all=0) or drain_all_pages (all=1)", w_op_drain, NULL, { MF_A_BOOL("all") } },
+	{ "pcp_update", "mm_pcp_update(high, batch)", w_op_pcp_update, note_res,
 	  { MF_A_INT("high", 0, 512), MF_A_INT("batch", 0, 128) } },
 	{ "inject", "the next n preemption points act on plan (2 bits each: bit 0 irq, bit 1 migrate); the "
-	  "handler takes a GFP_ATOMIC page or frees one", op_inject, NULL,
+	  "handler takes a GFP_ATOMIC page or frees one", w_op_inject, NULL,
 	  { MF_A_HEX("plan", 0, 0xffffffffL), MF_A_INT("n", 0, 16) } },
 	{ "cache_bulk", "kmem_cache_alloc_bulk(kmalloc_slab(size), n) into an array between guard words, on vCPU cpu",
-	  op_cache_bulk, note_res, { MF_A_INT("n", 1, BULK_MAX), MF_A_ENUM("size", cache_size_names), MF_A_INT("cpu", 0, 3) } },
+	  w_op_cache_bulk, note_res, { MF_A_INT("n", 1, BULK_MAX), MF_A_ENUM("size", cache_size_names), MF_A_INT("cpu", 0, 3) } },
 	{ "cache_free_bulk", "kmem_cache_free_bulk of up to n live objects of one cache, from idx on, on vCPU cpu",
-	  op_cache_free_bulk, note_res, { MF_A_INT("n", 1, BULK_MAX), MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3) } },
+	  w_op_cache_free_bulk, note_res, { MF_A_INT("n", 1, BULK_MAX), MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3) } },
 };
 
 /* ------------------------------------------------------------ lifecycle */
@@ -525,11 +557,13 @@ static bool bulk_begin(struct mf_ctx *c, const struct mf_op *setup)
 	memset(&bs, 0, sizeof(bs));
 	mm_set_irq_handler(c->mm, irq_handler, c);
 	mm_set_sched_hook(c->mm, sched_hook, c);
+	MF_C(c, "\tmm_set_irq_handler(mm, irq, NULL);\n\tmm_set_sched_hook(mm, hook, NULL);\n");
 	return true;
 }
 
 static void bulk_release(struct mf_ctx *c, struct mf_alloc *a)
 {
+	mf_cgen_flush(c);
 	if (a->kind == K_OBJ) {
 		struct kmem_cache *s = a->handle;
 		void *p = (void *)a->addr;
@@ -551,6 +585,8 @@ static void bulk_end(struct mf_ctx *c)
 	     "\t\tkmem_cache_shrink(s);\n");
 	mm_set_sched_hook(c->mm, NULL, NULL);
 	mm_set_irq_handler(c->mm, NULL, NULL);
+	mf_cgen_flush(c);
+	MF_C(c, "\tmm_set_sched_hook(mm, NULL, NULL);\n\tmm_set_irq_handler(mm, NULL, NULL);\n");
 	mf_pages_end(c);
 }
 
@@ -560,7 +596,7 @@ static void bulk_end(struct mf_ctx *c)
  */
 static void bulk_cgen_prologue(struct mf_ctx *c, FILE *f)
 {
-	(void)c;
+	mf_cgen_hook_prologue(c, f);
 	fprintf(f, "#define GUARDS %d\n#define BULK_MAX %d\n#define GUARD_WORD ((void *)(uintptr_t)0xdeadbeefcafe5a5aULL)\n",
 		GUARDS, BULK_MAX);
 	fputs("UNUSED static unsigned long rep0;\n"

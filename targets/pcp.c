@@ -62,14 +62,10 @@ static struct pcp_state ps;
 
 /* ------------------------------------------------------------ interrupts */
 
-static void irq_handler(struct mm *mm, int cpu, void *ctx)
+static void irq_actions(struct mf_ctx *c)
 {
-	struct mf_ctx *c = ctx;
 	unsigned int act = 0;
-	(void)mm;
-	(void)cpu;
 
-	ps.irqs++;
 	if (c->tearing_down)
 		return;
 	if (ps.irq_left) {
@@ -83,8 +79,13 @@ static void irq_handler(struct mm *mm, int cpu, void *ctx)
 		unsigned int order = act ? ps.irq_order : 0;
 		if (ps.npool >= IRQ_POOL_MAX || mf_shadow_full(c->sh))
 			break;
-		if (mf_page_alloc(c, order, GFP_ATOMIC, K_IRQ))
+		MF_C(c, "\t{\n");
+		struct mf_alloc *a = mf_page_alloc(c, order, GFP_ATOMIC, K_IRQ);
+		if (a) {
+			mf_cgen_irq_keep(c, a->id);
 			ps.npool++;
+		}
+		MF_C(c, "\t}\n");
 		break;
 	}
 	case 2:   /* free one page of the pool */
@@ -94,16 +95,33 @@ static void irq_handler(struct mm *mm, int cpu, void *ctx)
 			struct mf_alloc *a = mf_shadow_pick_kind(c->sh, ps.irqs + k, 1u << K_IRQ);
 			if (!a)
 				break;
+			MF_C(c, "\t{\n");
+			mf_cgen_irq_get(c, a->id);
 			mf_page_free(c, a, false);
+			MF_C(c, "\t}\n");
 		}
 		break;
 	}
 	}
 }
 
+/* The C reproducer's handler makes the calls of this run again (mf_cgen_irq_begin). */
+static void irq_handler(struct mm *mm, int cpu, void *ctx)
+{
+	struct mf_ctx *c = ctx;
+	(void)mm;
+	(void)cpu;
+
+	ps.irqs++;
+	mf_cgen_irq_begin(c, ps.irqs);
+	irq_actions(c);
+	mf_cgen_irq_end(c);
+}
+
 static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 {
 	struct mf_ctx *c = ctx;
+	unsigned long n = mf_cgen_point(c);      /* the C reproducer's hook counts every point too */
 
 	if (c->tearing_down || ps.in_hook || !ps.plan_left || mm_in_interrupt())
 		return;
@@ -111,15 +129,12 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 	ps.plan >>= 2;
 	ps.plan_left--;
 	ps.in_hook = true;
-	if (d && c->cgen)
-		mf_cgen_not_reproduced(c, "inject", d == 2 ? "a migration at a preemption point inside the next call or check" :
-				       "an interrupt at a preemption point inside the next call or check; what its handler did "
-				       "follows inline");
 	switch (d) {
 	case 0:
 		break;
 	case 1:
 		mm_raise_irq(mm);
+		mf_cgen_act(c, n, (int)point, true, -1);
 		break;
 	case 2:
 	case 3: {
@@ -127,9 +142,7 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 			mm_raise_irq(mm);
 		int before = mm_cpu_current(mm);
 		int to = mm_migrate_current(mm, MM_CPU_ANY);
-		if (to >= 0)
-			MF_C(c, "\tmm_migrate_current(mm, %d);   /* injected at %s, inside the next call or check */\n", to,
-			     mm_pp_name(point));
+		mf_cgen_act(c, n, (int)point, d == 3, to >= 0 ? to : -1);
 		if (to != before)
 			ps.migrations++;
 		break;
@@ -353,7 +366,7 @@ static void op_online(struct mf_ctx *c, struct mf_op *op)
 
 static void op_inject(struct mf_ctx *c, struct mf_op *op)
 {
-	MF_C(c, "\t/* no allocator call: the CPU model's hook acts at the next preemption points (see NOT REPRODUCED) */\n");
+	MF_C(c, "\t/* no allocator call: the hook acts at the next preemption points (hook_script() after main()) */\n");
 	ps.plan = (unsigned long)op->a[0];
 	ps.plan_left = (unsigned int)op->a[1];
 	ps.irq_plan = (unsigned long)op->a[2];
@@ -364,8 +377,6 @@ static void op_inject(struct mf_ctx *c, struct mf_op *op)
 static void op_irq(struct mf_ctx *c, struct mf_op *op)
 {
 	MF_C(c, "\texpect(%u, mm_raise_irq(mm), \"mm_raise_irq outside any critical section runs the handler\");\n", c->cur);
-	mf_cgen_not_reproduced(c, "irq", "the C file's handler only counts; what the fuzz run's handler did follows "
-				       "inline");
 	op->res[0] = mm_raise_irq(c->mm);
 	op->res[1] = (long)ps.irqs;
 	op->res[2] = ps.npool;
@@ -530,10 +541,8 @@ static void op_cpu_api(struct mf_ctx *c, struct mf_op *op)
 		attach(c, online_cpu(c, op->a[1]));
 		break;
 	case API_SIGNAL:
-		MF_C(c, "\tmm_this_cpu(mm);\n\t{ unsigned long i0 = irqs_c; expect(%u, mm_irq_from_signal() && irqs_c == i0 + 1, "
+		MF_C(c, "\tmm_this_cpu(mm);\n\t{ unsigned long i0 = irq_runs; expect(%u, mm_irq_from_signal() && irq_runs == i0 + 1, "
 		     "\"mm_irq_from_signal with irqs enabled runs the handler once\"); }\n", c->cur);
-		mf_cgen_not_reproduced(c, "cpu_api", "kind=signal: the C file's handler only counts; what the fuzz run's "
-				       "handler did follows inline");
 		mm_this_cpu(c->mm);
 		if (!mm_irq_from_signal() || ps.irqs != irqs + 1)
 			mf_fail(c, "C1", "mm_irq_from_signal with irqs enabled did not run the handler once");
@@ -656,47 +665,73 @@ static void note_res(FILE *f, const struct mf_op *op)
 
 /* ------------------------------------------------------------ the table */
 
+/* The C reproducer's hook counts preemption points from the start of each op, as sched_hook does. */
+#define PCP_OP(fn)                                                         \
+	static void w_##fn(struct mf_ctx *c, struct mf_op *op)            \
+	{                                                                  \
+		mf_cgen_op_start(c);                                       \
+		fn(c, op);                                                 \
+	}
+PCP_OP(op_cpu)
+PCP_OP(op_alloc)
+PCP_OP(op_alloc_many)
+PCP_OP(mf_op_free)
+PCP_OP(op_free_on)
+PCP_OP(mf_op_free_many)
+PCP_OP(mf_op_touch)
+PCP_OP(op_drain_local)
+PCP_OP(op_drain_all)
+PCP_OP(op_pcp_update)
+PCP_OP(op_high_fraction)
+PCP_OP(op_prefetch)
+PCP_OP(op_offline)
+PCP_OP(op_online)
+PCP_OP(op_inject)
+PCP_OP(op_irq)
+PCP_OP(op_cpu_api)
+PCP_OP(op_cpuhp)
+
 static const struct mf_opdesc pcp_setup = {
 	"setup", "the machine (a named config), the number of vCPUs and the buddy prefetch", NULL, NULL,
 	{ MF_A_ENUM("config", pcp_configs), MF_A_INT("cpus", 2, 4), MF_A_BOOL("prefetch") },
 };
 
 static const struct mf_opdesc pcp_ops[] = {
-	{ "cpu", "mm_cpu_attach: hold the first online vCPU from cpu on (a migration)", op_cpu, note_res,
+	{ "cpu", "mm_cpu_attach: hold the first online vCPU from cpu on (a migration)", w_op_cpu, note_res,
 	  { MF_A_INT("cpu", 0, 3) } },
-	{ "alloc", "alloc_pages(gfp, order) on the current vCPU", op_alloc, mf_note_alloc,
+	{ "alloc", "alloc_pages(gfp, order) on the current vCPU", w_op_alloc, mf_note_alloc,
 	  { MF_A_INT("order", 0, 4), MF_A_GFP("gfp") } },
-	{ "alloc_many", "up to n allocations, until one fails", op_alloc_many, mf_note_count,
+	{ "alloc_many", "up to n allocations, until one fails", w_op_alloc_many, mf_note_count,
 	  { MF_A_INT("n", 1, 64), MF_A_INT("order", 0, 3), MF_A_GFP("gfp") } },
-	{ "free", "__free_pages of a live allocation on the current vCPU", mf_op_free, mf_note_free,
+	{ "free", "__free_pages of a live allocation on the current vCPU", w_mf_op_free, mf_note_free,
 	  { MF_A_IDX("idx") } },
 	{ "free_on", "on vCPU cpu (the first online from it), free n live allocations from idx on, then back",
-	  op_free_on, mf_note_count, { MF_A_INT("cpu", 0, 3), MF_A_IDX("idx"), MF_A_INT("n", 1, 32) } },
-	{ "free_many", "free n live allocations from idx on", mf_op_free_many, mf_note_count,
+	  w_op_free_on, mf_note_count, { MF_A_INT("cpu", 0, 3), MF_A_IDX("idx"), MF_A_INT("n", 1, 32) } },
+	{ "free_many", "free n live allocations from idx on", w_mf_op_free_many, mf_note_count,
 	  { MF_A_INT("n", 1, 64), MF_A_IDX("idx") } },
-	{ "touch", "rewrite a live allocation (after checking it)", mf_op_touch, mf_note_free, { MF_A_IDX("idx") } },
-	{ "drain_local", "drain_local_pages(zone) (all: NULL)", op_drain_local, note_res,
+	{ "touch", "rewrite a live allocation (after checking it)", w_mf_op_touch, mf_note_free, { MF_A_IDX("idx") } },
+	{ "drain_local", "drain_local_pages(zone) (all: NULL)", w_op_drain_local, note_res,
 	  { MF_A_ENUM("zone", zone_sel) } },
-	{ "drain_all", "drain_all_pages(zone) (all: NULL)", op_drain_all, note_res, { MF_A_ENUM("zone", zone_sel) } },
-	{ "pcp_update", "mm_pcp_update(high, batch) (0: derived; high < batch allowed)", op_pcp_update, note_res,
+	{ "drain_all", "drain_all_pages(zone) (all: NULL)", w_op_drain_all, note_res, { MF_A_ENUM("zone", zone_sel) } },
+	{ "pcp_update", "mm_pcp_update(high, batch) (0: derived; high < batch allowed)", w_op_pcp_update, note_res,
 	  { MF_A_INT("high", 0, 1024), MF_A_INT("batch", 0, 256) } },
-	{ "high_fraction", "mm_set_percpu_pagelist_high_fraction(f) (0 or >= 8; below: refused)", op_high_fraction,
+	{ "high_fraction", "mm_set_percpu_pagelist_high_fraction(f) (0 or >= 8; below: refused)", w_op_high_fraction,
 	  note_res, { MF_A_INT("f", 0, 64) } },
-	{ "prefetch", "mm_set_pcp_prefetch(on)", op_prefetch, NULL, { MF_A_BOOL("on") } },
-	{ "offline", "mm_cpu_offline of vCPU cpu (the next one if the task holds cpu)", op_offline, note_res,
+	{ "prefetch", "mm_set_pcp_prefetch(on)", w_op_prefetch, NULL, { MF_A_BOOL("on") } },
+	{ "offline", "mm_cpu_offline of vCPU cpu (the next one if the task holds cpu)", w_op_offline, note_res,
 	  { MF_A_INT("cpu", 0, 3) } },
-	{ "online", "mm_cpu_online(cpu)", op_online, note_res, { MF_A_INT("cpu", 0, 3) } },
+	{ "online", "mm_cpu_online(cpu)", w_op_online, note_res, { MF_A_INT("cpu", 0, 3) } },
 	{ "inject", "the next n preemption points act on plan (2 bits each: 0 nothing, 1 irq, 2 migrate, 3 both); "
 	  "the interrupt handler's next 16 runs act on irq (2 bits each: 0 alloc order 0, 1 alloc order, "
-	  "2 free one, 3 free the pool)", op_inject, NULL,
+	  "2 free one, 3 free the pool)", w_op_inject, NULL,
 	  { MF_A_HEX("plan", 0, 0xffffffffL), MF_A_INT("n", 0, 16), MF_A_HEX("irq", 0, 0xffffffffL),
 	    MF_A_INT("order", 0, 3) } },
-	{ "irq", "mm_raise_irq now (outside any point)", op_irq, note_irq, { MF_A_INT("unused", 0, 0) } },
+	{ "irq", "mm_raise_irq now (outside any point)", w_op_irq, note_irq, { MF_A_INT("unused", 0, 0) } },
 	{ "cpu_api", "a corner of the CPU model's API (attach_any, this_cpu, holder, bad and detached migrations, "
 	  "bad hotplug, try_offline, stats, interrupts refused / by signal / pending without a handler)",
-	  op_cpu_api, note_res, { MF_A_ENUM("kind", api_kinds), MF_A_INT("arg", 0, 3) } },
+	  w_op_cpu_api, note_res, { MF_A_ENUM("kind", api_kinds), MF_A_INT("arg", 0, 3) } },
 	{ "cpuhp", "offline vCPU cpu (not the task's), then online it with the target's hotplug state's online "
-	  "callback failing or not: a failure rolls back and leaves it offline", op_cpuhp, note_res,
+	  "callback failing or not: a failure rolls back and leaves it offline", w_op_cpuhp, note_res,
 	  { MF_A_INT("cpu", 0, 3), MF_A_BOOL("fail") } },
 };
 
@@ -723,12 +758,13 @@ static bool pcp_begin(struct mf_ctx *c, const struct mf_op *setup)
 	mm_set_irq_handler(c->mm, irq_handler, c);
 	mm_set_sched_hook(c->mm, sched_hook, c);
 	hp_register(c);
-	MF_C(c, "\tmm_set_irq_handler(mm, irq_count, NULL);\n\thp_register();\n");
+	MF_C(c, "\tmm_set_irq_handler(mm, irq, NULL);\n\tmm_set_sched_hook(mm, hook, NULL);\n\thp_register();\n");
 	return true;
 }
 
 static void pcp_release(struct mf_ctx *c, struct mf_alloc *a)
 {
+	mf_cgen_flush(c);
 	mf_page_free(c, a, false);
 }
 
@@ -736,7 +772,8 @@ static void pcp_end(struct mf_ctx *c)
 {
 	mm_set_sched_hook(c->mm, NULL, NULL);
 	mm_set_irq_handler(c->mm, NULL, NULL);
-	MF_C(c, "\tmm_set_irq_handler(mm, NULL, NULL);\n");
+	mf_cgen_flush(c);
+	MF_C(c, "\tmm_set_sched_hook(mm, NULL, NULL);\n\tmm_set_irq_handler(mm, NULL, NULL);\n");
 	for (int cpu = 0; cpu < nr_cpus(c); cpu++)
 		if (!mm_cpu_is_online(c->mm, cpu)) {
 			MF_C(c, "\tmm_cpu_online(mm, %d);\n", cpu);
@@ -754,10 +791,8 @@ static void pcp_end(struct mf_ctx *c)
  */
 static void pcp_cgen_prologue(struct mf_ctx *c, FILE *f)
 {
-	(void)c;
-	fputs("static unsigned long irqs_c;         /* runs of this file's interrupt handler */\n"
-	      "static void irq_count(struct mm *m, int cpu, void *ctx) { (void)m; (void)cpu; (void)ctx; irqs_c++; }\n"
-	      "static int hp_fail;\n"
+	mf_cgen_hook_prologue(c, f);
+	fputs("static int hp_fail;\n"
 	      "static unsigned long hp_online_calls, hp_dead_calls;\n"
 	      "static int hp_online(struct mm *m, unsigned int cpu) { (void)m; (void)cpu; hp_online_calls++; return hp_fail ? -5 : 0; }\n"
 	      "static int hp_dead(struct mm *m, unsigned int cpu) { (void)m; (void)cpu; hp_dead_calls++; return 0; }\n"
@@ -790,23 +825,23 @@ static void pcp_cgen_prologue(struct mf_ctx *c, FILE *f)
 	      "\t       \"mm_cpu_get_stats: -1 works, nr_cpus is -EINVAL\");\n"
 	      "\tfor (int cpu = 0; cpu < n; cpu++) {\n\t\texpect(op, !mm_cpu_get_stats(mm, cpu, &one), \"mm_cpu_get_stats(cpu)\");\n"
 	      "\t\tsum += one.irqs_delivered;\n\t}\n"
-	      "\texpect(op, st.irqs_delivered == irqs_c && sum == irqs_c, \"every handler run is one delivery\");\n}\n"
+	      "\texpect(op, st.irqs_delivered == irq_runs && sum == irq_runs, \"every handler run is one delivery\");\n}\n"
 	      "UNUSED static void raise_detached(int op)\n"
-	      "{\n\tunsigned long i0 = irqs_c, d0;\n\tmm_cpu_detach(mm);\n\td0 = delivered(op, NULL);\n"
+	      "{\n\tunsigned long i0 = irq_runs, d0;\n\tmm_cpu_detach(mm);\n\td0 = delivered(op, NULL);\n"
 	      "\texpect(op, !mm_raise_irq(mm), \"mm_raise_irq without a vCPU runs nothing\");\n"
 	      "\tmm_irq_from_signal();\n"
-	      "\texpect(op, irqs_c == i0 && delivered(op, NULL) == d0, \"no interrupt runs on a task without a vCPU\");\n}\n"
+	      "\texpect(op, irq_runs == i0 && delivered(op, NULL) == d0, \"no interrupt runs on a task without a vCPU\");\n}\n"
 	      "UNUSED static void pending_no_handler(int op)\n"
-	      "{\n\tunsigned long i0 = irqs_c, d0, d1;\n\tmm_this_cpu(mm);\n\tmm_set_irq_handler(mm, NULL, NULL);\n"
+	      "{\n\tunsigned long i0 = irq_runs, d0, d1;\n\tmm_this_cpu(mm);\n\tmm_set_irq_handler(mm, NULL, NULL);\n"
 	      "\texpect(op, !mm_raise_irq(mm), \"mm_raise_irq without a handler says it did not run\");\n"
 	      "\tdelivered(op, &d0);\n\tmm_set_irq_pending(mm);\n\tdrain_local_pages(mm, NULL);\n\tdelivered(op, &d1);\n"
-	      "\tmm_set_irq_handler(mm, irq_count, NULL);\n\texpect(op, irqs_c == i0, \"no handler ran while none was set\");\n"
+	      "\tmm_set_irq_handler(mm, irq, NULL);\n\texpect(op, irq_runs == i0, \"no handler ran while none was set\");\n"
 	      "\t(void)d1;\n}\n"
 	      "UNUSED static void cpuhp(int op, int cpu, int was, int fail_it)\n"
-	      "{\n\tunsigned long dead0 = hp_dead_calls, on0 = hp_online_calls, i0 = irqs_c;\n"
+	      "{\n\tunsigned long dead0 = hp_dead_calls, on0 = hp_online_calls, i0 = irq_runs;\n"
 	      "\texpect(op, mm_cpu_offline(mm, cpu) == 0 && hp_dead_calls == dead0 + (unsigned long)was,\n"
 	      "\t       \"mm_cpu_offline runs the dead callback once per vCPU going down\");\n"
-	      "\tif (irqs_c == i0)\n\t\tpcp_empty(op, cpu, \"mm_cpu_offline\");\n"
+	      "\tif (irq_runs == i0)\n\t\tpcp_empty(op, cpu, \"mm_cpu_offline\");\n"
 	      "\thp_fail = fail_it;\n\tint r = mm_cpu_online(mm, cpu);\n\thp_fail = 0;\n"
 	      "\texpect(op, hp_online_calls == on0 + 1, \"bringing a vCPU up runs the online callback once\");\n"
 	      "\texpect(op, fail_it ? r == -5 && !mm_cpu_is_online(mm, cpu) : r == 0 && mm_cpu_is_online(mm, cpu),\n"

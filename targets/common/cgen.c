@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cgen.h"
+#include "mm/cpu.h"
 
 static FILE *cgen_out;
 static char cgen_path[4096];
@@ -15,6 +16,46 @@ static char cgen_path[4096];
 #define MF_CGEN_MAX_NR 16
 static const char *not_reproduced[MF_CGEN_MAX_NR];
 static unsigned int nr_not_reproduced;
+
+/* The scripted hooks (see cgen.h): what the C file's hook and handler do. */
+struct hook_act {
+	unsigned int op;        /* the op running */
+	unsigned long n;        /* the point's number since it started */
+	int point;              /* enum mm_pp */
+	bool irq;               /* raise an interrupt */
+	int to;                 /* then migrate there (-1: no) */
+};
+struct irq_run {
+	unsigned long run;      /* the handler's run number */
+	char *text;             /* the calls it made */
+};
+static struct {
+	bool on;                /* the target's prologue asked for them */
+	struct hook_act *acts;
+	size_t nacts, cap_acts;
+	struct irq_run *runs;
+	size_t nruns, cap_runs;
+	unsigned long n;        /* points since the op started */
+	FILE *saved;            /* main()'s stream while a handler run is captured */
+	char *buf;
+	size_t len;
+	unsigned long run;
+	unsigned int pending[256];   /* pages the handler took, not yet declared in main() */
+	unsigned int npending;
+} hk;
+
+static void *grow(void *p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : 64;
+	p = realloc(p, *cap * size);
+	if (!p) {
+		perror("mmfuzz: cgen");
+		exit(2);
+	}
+	return p;
+}
 
 void mf_cgen_open(const char *path)
 {
@@ -177,6 +218,137 @@ void mf_cgen_config(struct mf_ctx *c, const struct mm_config *g)
 	fprintf(f, "\tmm_reset(mm);\n\tmm_cpu_attach(mm, 0);\n");
 }
 
+void mf_cgen_hook_prologue(struct mf_ctx *c, FILE *f)
+{
+	(void)c;
+	hk.on = true;
+	hk.nacts = hk.nruns = 0;
+	hk.n = 0;
+	hk.npending = 0;
+	fputs("/* The scripted hooks: the interrupts and migrations the fuzz run injected, where it injected them. */\n"
+	      "static int hook_op = -1;             /* the op running */\n"
+	      "static unsigned long hook_n;         /* preemption points since it started */\n"
+	      "static unsigned long irq_runs;       /* runs of the interrupt handler */\n"
+	      "static void hook_script(int op, unsigned long n, int point);   /* after main() */\n"
+	      "static void irq_script(unsigned long run);                      /* after main() */\n"
+	      "UNUSED static void hook(struct mm *m, enum mm_pp point, void *ctx)\n"
+	      "{\n\t(void)m;\n\t(void)ctx;\n\thook_script(hook_op, ++hook_n, (int)point);\n}\n"
+	      "UNUSED static void irq(struct mm *m, int cpu, void *ctx)\n"
+	      "{\n\t(void)m;\n\t(void)cpu;\n\t(void)ctx;\n\tirq_script(++irq_runs);\n}\n"
+	      "UNUSED static void hook_at(int op) { hook_op = op; hook_n = 0; }\n"
+	      "UNUSED static void act(int op, int point, int want, int raise, int to)\n"
+	      "{\n\tdiverged(op, point != want, \"the fuzz run's hook acted at another kind of preemption point\");\n"
+	      "\tif (raise)\n\t\tmm_raise_irq(mm);\n"
+	      "\tif (to >= 0)\n\t\tdiverged(op, mm_migrate_current(mm, to) != to, \"the injected migration\");\n}\n"
+	      "static struct { unsigned id; struct page *p; } irq_pages[4096];   /* what the handler took */\n"
+	      "static int nirq_pages;\n"
+	      "UNUSED static void irq_keep(unsigned id, struct page *p)\n"
+	      "{\n\tif (nirq_pages == 4096)\n\t\tfail(-1, \"too many pages taken by the handler\");\n"
+	      "\tirq_pages[nirq_pages].id = id;\n\tirq_pages[nirq_pages++].p = p;\n}\n"
+	      "UNUSED static struct page *irq_get(unsigned id)\n"
+	      "{\n\tfor (int i = nirq_pages; i-- > 0;)\n\t\tif (irq_pages[i].id == id)\n\t\t\treturn irq_pages[i].p;\n"
+	      "\treturn NULL;\n}\n\n", f);
+}
+
+void mf_cgen_op_start(struct mf_ctx *c)
+{
+	if (!c->cgen || !hk.on)
+		return;
+	mf_cgen_flush(c);
+	hk.n = 0;
+	fprintf(c->cgen, "\thook_at(%u);\n", c->cur);
+}
+
+unsigned long mf_cgen_point(struct mf_ctx *c)
+{
+	return c->cgen && hk.on ? ++hk.n : 0;
+}
+
+void mf_cgen_act(struct mf_ctx *c, unsigned long n, int point, bool irq, int to)
+{
+	if (!c->cgen || !hk.on)
+		return;
+	hk.acts = grow(hk.acts, &hk.cap_acts, hk.nacts, sizeof(*hk.acts));
+	hk.acts[hk.nacts++] = (struct hook_act){ c->cur, n, point, irq, to };
+}
+
+void mf_cgen_irq_begin(struct mf_ctx *c, unsigned long run)
+{
+	if (!c->cgen || !hk.on || hk.saved)
+		return;
+	hk.saved = c->cgen;
+	hk.buf = NULL;
+	hk.len = 0;
+	hk.run = run;
+	c->cgen = open_memstream(&hk.buf, &hk.len);
+	if (!c->cgen) {
+		perror("mmfuzz: cgen");
+		exit(2);
+	}
+}
+
+void mf_cgen_irq_end(struct mf_ctx *c)
+{
+	if (!hk.saved)
+		return;
+	fclose(c->cgen);
+	c->cgen = hk.saved;
+	hk.saved = NULL;
+	if (!hk.len) {
+		free(hk.buf);
+		return;
+	}
+	hk.runs = grow(hk.runs, &hk.cap_runs, hk.nruns, sizeof(*hk.runs));
+	hk.runs[hk.nruns++] = (struct irq_run){ hk.run, hk.buf };
+}
+
+void mf_cgen_irq_keep(struct mf_ctx *c, unsigned int id)
+{
+	if (!hk.saved)
+		return;
+	fprintf(c->cgen, "\t\tirq_keep(%u, p%u);\n", id, id);
+	if (hk.npending < sizeof(hk.pending) / sizeof(hk.pending[0]))
+		hk.pending[hk.npending++] = id;
+}
+
+void mf_cgen_irq_get(struct mf_ctx *c, unsigned int id)
+{
+	if (!hk.saved)
+		return;
+	fprintf(c->cgen, "\t\tstruct page *p%u = irq_get(%u);\n", id, id);
+}
+
+void mf_cgen_flush(struct mf_ctx *c)
+{
+	if (!c->cgen || !hk.on || hk.saved)
+		return;
+	for (unsigned int i = 0; i < hk.npending; i++)
+		fprintf(c->cgen, "\tUNUSED struct page *p%u = irq_get(%u);   /* taken by the interrupt handler */\n",
+			hk.pending[i], hk.pending[i]);
+	hk.npending = 0;
+}
+
+/* After main(): the scripts of the hook and the handler. */
+static void hook_epilogue(FILE *f)
+{
+	if (!hk.on)
+		return;
+	fprintf(f, "\nstatic void hook_script(int op, unsigned long n, int point)\n{\n");
+	for (size_t i = 0; i < hk.nacts; i++)
+		fprintf(f, "\tif (op == %u && n == %lu)\n\t\tact(%u, point, %d, %d, %d);   /* %s */\n", hk.acts[i].op,
+			hk.acts[i].n, hk.acts[i].op, hk.acts[i].point, hk.acts[i].irq, hk.acts[i].to,
+			mm_pp_name((enum mm_pp)hk.acts[i].point));
+	fprintf(f, "\t(void)op;\n\t(void)n;\n\t(void)point;\n}\n\nstatic void irq_script(unsigned long run)\n{\n"
+		   "\tswitch (run) {\n");
+	for (size_t i = 0; i < hk.nruns; i++) {
+		fprintf(f, "\tcase %lu:\n%s\t\tbreak;\n", hk.runs[i].run, hk.runs[i].text);
+		free(hk.runs[i].text);
+	}
+	fprintf(f, "\tdefault:\n\t\tbreak;\n\t}\n}\n");
+	hk.on = false;
+	hk.nacts = hk.nruns = 0;
+}
+
 void mf_cgen_not_reproduced(struct mf_ctx *c, const char *op, const char *why)
 {
 	unsigned int i;
@@ -211,6 +383,8 @@ void mf_cgen_after_setup(struct mf_ctx *c)
 
 void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 {
+	if (hk.saved)                    /* a violation inside the handler: its run so far goes to its script */
+		mf_cgen_irq_end(c);
 	FILE *f = c->cgen;
 	if (!f)
 		return;
@@ -230,6 +404,7 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 			fprintf(f, "\tdrain_all_pages(mm, NULL);\n\tcheck_at(%u, FINAL_LEVEL);\n", c->nops);
 		fprintf(f, "\tif (mm)\n\t\tmm_destroy(mm);\n\tputs(\"no violation\");\n\treturn 0;\n}\n");
 	}
+	hook_epilogue(f);
 	if (nr_not_reproduced) {
 		fprintf(f, "/* Not reproduced here:");
 		for (unsigned int i = 0; i < nr_not_reproduced; i++)

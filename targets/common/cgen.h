@@ -20,6 +20,7 @@
 #ifndef MF_CGEN_H
 #define MF_CGEN_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "harness.h"
@@ -41,6 +42,35 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg);
  * point; mf_cgen_finish then warns on stderr, naming each such op once.
  */
 void mf_cgen_not_reproduced(struct mf_ctx *c, const char *op, const char *why);
+/*
+ * Scripted hooks (targets whose scheduler hook injects interrupts and
+ * migrations from a plan: pcp, bulk).  The C file gets a scheduler hook and
+ * an interrupt handler of its own: the hook counts the preemption points
+ * from the start of each op, as the target's does, and at the ones where
+ * the fuzz run's hook acted it raises the interrupt and migrates to the
+ * vCPU the fuzz run went to (after checking it is the same kind of point:
+ * otherwise the run diverged); the handler's n-th run makes the calls the
+ * fuzz run's n-th handler run made.  Both scripts are written after main().
+ *
+ * The target calls: mf_cgen_hook_prologue() from its cgen_prologue (the
+ * helpers: hook, irq, hook_at, irq_keep, irq_get);
+ * mf_cgen_op_start() as each op starts; mf_cgen_point() first thing in its
+ * scheduler hook (the number of this point in the op) and mf_cgen_act()
+ * after acting there; mf_cgen_irq_begin() / _end() around its handler, whose
+ * emitted calls go to that run's script, each page it takes kept with
+ * mf_cgen_irq_keep(), each page it frees fetched first with mf_cgen_irq_get();
+ * mf_cgen_flush() before teardown frees anything.
+ */
+void mf_cgen_hook_prologue(struct mf_ctx *c, FILE *f);
+void mf_cgen_op_start(struct mf_ctx *c);
+unsigned long mf_cgen_point(struct mf_ctx *c);
+void mf_cgen_act(struct mf_ctx *c, unsigned long n, int point, bool irq, int to);
+void mf_cgen_irq_begin(struct mf_ctx *c, unsigned long run);
+void mf_cgen_irq_end(struct mf_ctx *c);
+void mf_cgen_irq_keep(struct mf_ctx *c, unsigned int id);
+void mf_cgen_irq_get(struct mf_ctx *c, unsigned int id);
+void mf_cgen_flush(struct mf_ctx *c);
+
 /* Write @s as a C string literal. */
 void mf_cgen_str(FILE *f, const char *s);
 

@@ -350,6 +350,7 @@ int stress_write_json(const char *path, const struct stress_totals *t, const cha
 	fprintf(f, ", \"reason\": ");
 	json_text(f, S.replay.reason);
 	fprintf(f, ", \"runs\": %lu, \"seconds\": %.1f},\n", S.replay.runs, S.replay.seconds);
-	fprintf(f, "  \"result\": \"%s\"\n}\n", ok ? "SUCCESS" : "FAILURE");
+	fprintf(f, "  \"interrupted\": %s,\n", atomic_load(&S.interrupted) ? "true" : "false");
+	fprintf(f, "  \"result\": \"%s\"\n}\n", !ok ? "FAILURE" : atomic_load(&S.interrupted) ? "INTERRUPTED" : "SUCCESS");
 	return fclose(f);
 }

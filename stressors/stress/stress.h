@@ -285,6 +285,7 @@ struct stress {
 	atomic_int aux_joined;                     /* workers may exit: nobody signals them any more */
 	atomic_int satisfied;                      /* every enabled injection fired */
 	atomic_int failed;                         /* a failure was recorded */
+	atomic_int interrupted;                    /* SIGINT/SIGTERM (its number): stop, report, exit 130 */
 	char failure[1024];                        /* the first failure, written by whoever set failed */
 	int failed_worker;                         /* -1: not a worker */
 	double t0;                                 /* start barrier release (monotonic seconds) */

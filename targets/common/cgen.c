@@ -40,6 +40,7 @@ static struct {
 	char *buf;
 	size_t len;
 	unsigned long run;
+	unsigned long runs_total;    /* handler runs (mf_cgen_irq_begin) */
 	unsigned int pending[256];   /* pages the handler took, not yet declared in main() */
 	unsigned int npending;
 } hk;
@@ -225,12 +226,14 @@ void mf_cgen_hook_prologue(struct mf_ctx *c, FILE *f)
 	hk.nacts = hk.nruns = 0;
 	hk.n = 0;
 	hk.npending = 0;
+	hk.runs_total = 0;
 	fputs("/* The scripted hooks: the interrupts and migrations the fuzz run injected, where it injected them. */\n"
 	      "static int hook_op = -1;             /* the op running */\n"
 	      "static unsigned long hook_n;         /* preemption points since it started */\n"
 	      "static unsigned long irq_runs;       /* runs of the interrupt handler */\n"
 	      "static void hook_script(int op, unsigned long n, int point);   /* after main() */\n"
 	      "static void irq_script(unsigned long run);                      /* after main() */\n"
+	      "static unsigned long acts_done;      /* hook_script() entries that acted */\n"
 	      "UNUSED static void hook(struct mm *m, enum mm_pp point, void *ctx)\n"
 	      "{\n\t(void)m;\n\t(void)ctx;\n\thook_script(hook_op, ++hook_n, (int)point);\n}\n"
 	      "UNUSED static void irq(struct mm *m, int cpu, void *ctx)\n"
@@ -238,6 +241,7 @@ void mf_cgen_hook_prologue(struct mf_ctx *c, FILE *f)
 	      "UNUSED static void hook_at(int op) { hook_op = op; hook_n = 0; }\n"
 	      "UNUSED static void act(int op, int point, int want, int raise, int to)\n"
 	      "{\n\tdiverged(op, point != want, \"the fuzz run's hook acted at another kind of preemption point\");\n"
+	      "\tacts_done++;\n"
 	      "\tif (raise)\n\t\tmm_raise_irq(mm);\n"
 	      "\tif (to >= 0)\n\t\tdiverged(op, mm_migrate_current(mm, to) != to, \"the injected migration\");\n}\n"
 	      "static struct { unsigned id; struct page *p; } irq_pages[4096];   /* what the handler took */\n"
@@ -276,6 +280,7 @@ void mf_cgen_irq_begin(struct mf_ctx *c, unsigned long run)
 {
 	if (!c->cgen || !hk.on || hk.saved)
 		return;
+	hk.runs_total = run;
 	hk.saved = c->cgen;
 	hk.buf = NULL;
 	hk.len = 0;
@@ -400,6 +405,10 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 		fprintf(f, "\tfprintf(stderr, \"the violation the fuzz run saw (%s) did not reproduce here\\n\");\n"
 			   "\treturn 0;\n}\n", inv);
 	} else {
+		if (hk.on)   /* the whole schedule happened: every injection, every handler run */
+			fprintf(f, "\tdiverged(%u, acts_done != %zu, \"the injections the fuzz run made\");\n"
+				   "\tdiverged(%u, irq_runs != %lu, \"the interrupt handler's runs\");\n", c->nops, hk.nacts,
+				c->nops, hk.runs_total);
 		if (c->mm)
 			fprintf(f, "\tdrain_all_pages(mm, NULL);\n\tcheck_at(%u, FINAL_LEVEL);\n", c->nops);
 		fprintf(f, "\tif (mm)\n\t\tmm_destroy(mm);\n\tputs(\"no violation\");\n\treturn 0;\n}\n");

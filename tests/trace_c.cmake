@@ -12,10 +12,14 @@
 #                 besides its `/* [k] op */` comment and `check(k);` in some
 #                 C file (an op that makes no allocator call says so in a
 #                 comment);
-#             the not-reproduced warning: an input with injected interrupts
-#             (corpus/pcp/irq) gets "NOT REPRODUCED" comments and the stderr
-#             warning naming `inject`, one without (corpus/buddy/basic)
-#             neither;
+#             injections: corpus/pcp/irq's interrupts and migrations are
+#             scripted in its C file (hook_script(); the C file checks that
+#             each was made at the same kind of preemption point and that
+#             the handler ran as often, so its exit 0 above means all of
+#             them happened), no "NOT REPRODUCED" and no warning; slub's
+#             (corpus/slub/irq, op arm) are made inline with "NOT
+#             REPRODUCED" comments and the stderr warning naming `arm`; an
+#             input without injections (corpus/buddy/basic) gets neither;
 #             and the reproducer reproduces: two bug-zoo variants of this
 #             allocator library (gcc debug like this build; tools/bugzoo/
 #             cc-reuse copies every object without an MM_INJECT block from
@@ -140,18 +144,25 @@ foreach(t ${targets})
 endforeach()
 message(STATUS "${count} seeds: C file written, compiled warning-free, exit 0")
 
-# ---------------------------------------------------------------- the not-reproduced warning
-write(pcp ${SRC}/corpus/pcp/irq ${WORK}/warn-pcp-irq.c)
-file(READ ${WORK}/warn-pcp-irq.c text)
-if(NOT text MATCHES "NOT REPRODUCED \\(inject\\)" OR NOT pcp_err MATCHES "warning: [^\n]* inject[^\n]*may pass where the fuzz run failed")
-  message(FATAL_ERROR "corpus/pcp/irq: no NOT REPRODUCED comment or no warning naming inject:\n${pcp_err}")
+# ---------------------------------------------------------------- injections: scripted, or warned about
+write(pcp ${SRC}/corpus/pcp/irq ${WORK}/hook-pcp-irq.c)
+file(READ ${WORK}/hook-pcp-irq.c text)
+string(REGEX MATCHALL "\n\tif \\(op == [0-9]+ && n == [0-9]+\\)\n\t\tact\\(" acts "${text}")
+list(LENGTH acts nacts)
+if(nacts LESS 10 OR text MATCHES "NOT REPRODUCED" OR pcp_err MATCHES "warning")
+  message(FATAL_ERROR "corpus/pcp/irq: ${nacts} scripted injections (want 10 or more), or a not-reproduced comment or warning:\n${pcp_err}")
+endif()
+write(slub ${SRC}/corpus/slub/irq ${WORK}/warn-slub-irq.c)
+file(READ ${WORK}/warn-slub-irq.c text)
+if(NOT text MATCHES "NOT REPRODUCED \\(arm\\)" OR NOT slub_err MATCHES "warning: [^\n]* arm[^\n]*may pass where the fuzz run failed")
+  message(FATAL_ERROR "corpus/slub/irq: no NOT REPRODUCED comment or no warning naming arm:\n${slub_err}")
 endif()
 write(buddy ${SRC}/corpus/buddy/basic ${WORK}/warn-buddy-basic.c)
 file(READ ${WORK}/warn-buddy-basic.c text)
 if(text MATCHES "NOT REPRODUCED" OR buddy_err MATCHES "warning")
   message(FATAL_ERROR "corpus/buddy/basic has nothing injected but got a not-reproduced comment or warning:\n${buddy_err}")
 endif()
-message(STATUS "not reproduced: commented and warned about for corpus/pcp/irq, not for corpus/buddy/basic")
+message(STATUS "injections: corpus/pcp/irq's ${nacts} scripted (its C file ran them all above); corpus/slub/irq's commented and warned about; none for corpus/buddy/basic")
 
 # ---------------------------------------------------------------- reproducing bugs of the zoo
 function(zoo_lib bug out)

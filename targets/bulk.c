@@ -64,7 +64,7 @@ static void irq_actions(struct mf_ctx *c)
 		MF_C(c, "\t{\n");
 		struct mf_alloc *a = mf_page_alloc(c, 0, GFP_ATOMIC, K_IRQ);
 		if (a) {
-			mf_cgen_irq_keep(c, a->id);
+			mf_cgen_irq_keep(c, a->id, 'p');
 			bs.nirq++;
 		}
 		MF_C(c, "\t}\n");
@@ -72,7 +72,7 @@ static void irq_actions(struct mf_ctx *c)
 		struct mf_alloc *a = mf_shadow_pick_kind(c->sh, bs.irqs, 1u << K_IRQ);
 		if (a) {
 			MF_C(c, "\t{\n");
-			mf_cgen_irq_get(c, a->id);
+			mf_cgen_irq_get(c, a->id, 'p');
 			mf_page_free(c, a, false);
 			MF_C(c, "\t}\n");
 		}
@@ -105,7 +105,7 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 		mm_raise_irq(mm);
 	int to = d & 2 ? mm_migrate_current(mm, MM_CPU_ANY) : -1;
 	if (d)
-		mf_cgen_act(c, n, (int)point, d & 1, to >= 0 ? to : -1);
+		mf_cgen_act(c, n, (int)point, d & 1, d & 2, MM_CPU_ANY, to);
 	bs.in_hook = false;
 }
 

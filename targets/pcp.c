@@ -82,7 +82,7 @@ static void irq_actions(struct mf_ctx *c)
 		MF_C(c, "\t{\n");
 		struct mf_alloc *a = mf_page_alloc(c, order, GFP_ATOMIC, K_IRQ);
 		if (a) {
-			mf_cgen_irq_keep(c, a->id);
+			mf_cgen_irq_keep(c, a->id, 'p');
 			ps.npool++;
 		}
 		MF_C(c, "\t}\n");
@@ -96,7 +96,7 @@ static void irq_actions(struct mf_ctx *c)
 			if (!a)
 				break;
 			MF_C(c, "\t{\n");
-			mf_cgen_irq_get(c, a->id);
+			mf_cgen_irq_get(c, a->id, 'p');
 			mf_page_free(c, a, false);
 			MF_C(c, "\t}\n");
 		}
@@ -134,7 +134,7 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 		break;
 	case 1:
 		mm_raise_irq(mm);
-		mf_cgen_act(c, n, (int)point, true, -1);
+		mf_cgen_act(c, n, (int)point, 1, false, 0, 0);
 		break;
 	case 2:
 	case 3: {
@@ -142,7 +142,7 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 			mm_raise_irq(mm);
 		int before = mm_cpu_current(mm);
 		int to = mm_migrate_current(mm, MM_CPU_ANY);
-		mf_cgen_act(c, n, (int)point, d == 3, to >= 0 ? to : -1);
+		mf_cgen_act(c, n, (int)point, d == 3, true, MM_CPU_ANY, to);
 		if (to != before)
 			ps.migrations++;
 		break;

@@ -22,8 +22,9 @@ struct hook_act {
 	unsigned int op;        /* the op running */
 	unsigned long n;        /* the point's number since it started */
 	int point;              /* enum mm_pp */
-	bool irq;               /* raise an interrupt */
-	int to;                 /* then migrate there (-1: no) */
+	int irq;                /* 1 raise an interrupt, 2 mark one pending, 3 through the signal entry */
+	bool mig;               /* then mm_migrate_current(to) ... */
+	int to, got;            /* ... which returned got */
 };
 struct irq_run {
 	unsigned long run;      /* the handler's run number */
@@ -41,7 +42,8 @@ static struct {
 	size_t len;
 	unsigned long run;
 	unsigned long runs_total;    /* handler runs (mf_cgen_irq_begin) */
-	unsigned int pending[256];   /* pages the handler took, not yet declared in main() */
+	unsigned int pending[256];   /* what the handler took, not yet declared in main() */
+	char pending_kind[256];      /* 'p' a struct page, 'o' an object */
 	unsigned int npending;
 } hk;
 
@@ -239,17 +241,19 @@ void mf_cgen_hook_prologue(struct mf_ctx *c, FILE *f)
 	      "UNUSED static void irq(struct mm *m, int cpu, void *ctx)\n"
 	      "{\n\t(void)m;\n\t(void)cpu;\n\t(void)ctx;\n\tirq_script(++irq_runs);\n}\n"
 	      "UNUSED static void hook_at(int op) { hook_op = op; hook_n = 0; }\n"
-	      "UNUSED static void act(int op, int point, int want, int raise, int to)\n"
+	      "UNUSED static void act(int op, int point, int want, int irq, int mig, int to, int got)\n"
 	      "{\n\tdiverged(op, point != want, \"the fuzz run's hook acted at another kind of preemption point\");\n"
 	      "\tacts_done++;\n"
-	      "\tif (raise)\n\t\tmm_raise_irq(mm);\n"
-	      "\tif (to >= 0)\n\t\tdiverged(op, mm_migrate_current(mm, to) != to, \"the injected migration\");\n}\n"
-	      "static struct { unsigned id; struct page *p; } irq_pages[4096];   /* what the handler took */\n"
+	      "\tif (irq == 1)\n\t\tmm_raise_irq(mm);\n"
+	      "\telse if (irq == 2)\n\t\tmm_set_irq_pending(mm);\n"
+	      "\telse if (irq == 3)\n\t\tmm_irq_from_signal();\n"
+	      "\tif (mig)\n\t\tdiverged(op, mm_migrate_current(mm, to) != got, \"the injected migration\");\n}\n"
+	      "static struct { unsigned id; void *p; } irq_pages[4096];   /* what the handler took */\n"
 	      "static int nirq_pages;\n"
-	      "UNUSED static void irq_keep(unsigned id, struct page *p)\n"
+	      "UNUSED static void irq_keep(unsigned id, void *p)\n"
 	      "{\n\tif (nirq_pages == 4096)\n\t\tfail(-1, \"too many pages taken by the handler\");\n"
 	      "\tirq_pages[nirq_pages].id = id;\n\tirq_pages[nirq_pages++].p = p;\n}\n"
-	      "UNUSED static struct page *irq_get(unsigned id)\n"
+	      "UNUSED static void *irq_get(unsigned id)\n"
 	      "{\n\tfor (int i = nirq_pages; i-- > 0;)\n\t\tif (irq_pages[i].id == id)\n\t\t\treturn irq_pages[i].p;\n"
 	      "\treturn NULL;\n}\n\n", f);
 }
@@ -268,12 +272,12 @@ unsigned long mf_cgen_point(struct mf_ctx *c)
 	return c->cgen && hk.on ? ++hk.n : 0;
 }
 
-void mf_cgen_act(struct mf_ctx *c, unsigned long n, int point, bool irq, int to)
+void mf_cgen_act(struct mf_ctx *c, unsigned long n, int point, int irq, bool mig, int to, int got)
 {
 	if (!c->cgen || !hk.on)
 		return;
 	hk.acts = grow(hk.acts, &hk.cap_acts, hk.nacts, sizeof(*hk.acts));
-	hk.acts[hk.nacts++] = (struct hook_act){ c->cur, n, point, irq, to };
+	hk.acts[hk.nacts++] = (struct hook_act){ c->cur, n, point, irq, mig, to, got };
 }
 
 void mf_cgen_irq_begin(struct mf_ctx *c, unsigned long run)
@@ -307,20 +311,27 @@ void mf_cgen_irq_end(struct mf_ctx *c)
 	hk.runs[hk.nruns++] = (struct irq_run){ hk.run, hk.buf };
 }
 
-void mf_cgen_irq_keep(struct mf_ctx *c, unsigned int id)
+static const char *decl(char kind)
 {
-	if (!hk.saved)
-		return;
-	fprintf(c->cgen, "\t\tirq_keep(%u, p%u);\n", id, id);
-	if (hk.npending < sizeof(hk.pending) / sizeof(hk.pending[0]))
-		hk.pending[hk.npending++] = id;
+	return kind == 'p' ? "struct page *" : "void *";
 }
 
-void mf_cgen_irq_get(struct mf_ctx *c, unsigned int id)
+void mf_cgen_irq_keep(struct mf_ctx *c, unsigned int id, char kind)
 {
 	if (!hk.saved)
 		return;
-	fprintf(c->cgen, "\t\tstruct page *p%u = irq_get(%u);\n", id, id);
+	fprintf(c->cgen, "\tirq_keep(%u, %c%u);\n", id, kind, id);
+	if (hk.npending < sizeof(hk.pending) / sizeof(hk.pending[0])) {
+		hk.pending_kind[hk.npending] = kind;
+		hk.pending[hk.npending++] = id;
+	}
+}
+
+void mf_cgen_irq_get(struct mf_ctx *c, unsigned int id, char kind)
+{
+	if (!hk.saved)
+		return;
+	fprintf(c->cgen, "\t%s%c%u = irq_get(%u);\n", decl(kind), kind, id, id);
 }
 
 void mf_cgen_flush(struct mf_ctx *c)
@@ -328,8 +339,8 @@ void mf_cgen_flush(struct mf_ctx *c)
 	if (!c->cgen || !hk.on || hk.saved)
 		return;
 	for (unsigned int i = 0; i < hk.npending; i++)
-		fprintf(c->cgen, "\tUNUSED struct page *p%u = irq_get(%u);   /* taken by the interrupt handler */\n",
-			hk.pending[i], hk.pending[i]);
+		fprintf(c->cgen, "\tUNUSED %s%c%u = irq_get(%u);   /* taken by the interrupt handler */\n",
+			decl(hk.pending_kind[i]), hk.pending_kind[i], hk.pending[i], hk.pending[i]);
 	hk.npending = 0;
 }
 
@@ -340,9 +351,9 @@ static void hook_epilogue(FILE *f)
 		return;
 	fprintf(f, "\nstatic void hook_script(int op, unsigned long n, int point)\n{\n");
 	for (size_t i = 0; i < hk.nacts; i++)
-		fprintf(f, "\tif (op == %u && n == %lu)\n\t\tact(%u, point, %d, %d, %d);   /* %s */\n", hk.acts[i].op,
-			hk.acts[i].n, hk.acts[i].op, hk.acts[i].point, hk.acts[i].irq, hk.acts[i].to,
-			mm_pp_name((enum mm_pp)hk.acts[i].point));
+		fprintf(f, "\tif (op == %u && n == %lu)\n\t\tact(%u, point, %d, %d, %d, %d, %d);   /* %s */\n", hk.acts[i].op,
+			hk.acts[i].n, hk.acts[i].op, hk.acts[i].point, hk.acts[i].irq, hk.acts[i].mig, hk.acts[i].to,
+			hk.acts[i].got, mm_pp_name((enum mm_pp)hk.acts[i].point));
 	fprintf(f, "\t(void)op;\n\t(void)n;\n\t(void)point;\n}\n\nstatic void irq_script(unsigned long run)\n{\n"
 		   "\tswitch (run) {\n");
 	for (size_t i = 0; i < hk.nruns; i++) {

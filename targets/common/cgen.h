@@ -56,7 +56,9 @@ void mf_cgen_not_reproduced(struct mf_ctx *c, const char *op, const char *why);
  * helpers: hook, irq, hook_at, irq_keep, irq_get);
  * mf_cgen_op_start() as each op starts; mf_cgen_point() first thing in its
  * scheduler hook (the number of this point in the op) and mf_cgen_act()
- * after acting there; mf_cgen_irq_begin() / _end() around its handler, whose
+ * after acting there (irq: 1 raised, 2 marked pending, 3 through the signal
+ * entry; mig: then mm_migrate_current(to), which returned got);
+ * mf_cgen_irq_begin() / _end() around its handler, whose
  * emitted calls go to that run's script, each page it takes kept with
  * mf_cgen_irq_keep(), each page it frees fetched first with mf_cgen_irq_get();
  * mf_cgen_flush() before teardown frees anything.
@@ -64,11 +66,11 @@ void mf_cgen_not_reproduced(struct mf_ctx *c, const char *op, const char *why);
 void mf_cgen_hook_prologue(struct mf_ctx *c, FILE *f);
 void mf_cgen_op_start(struct mf_ctx *c);
 unsigned long mf_cgen_point(struct mf_ctx *c);
-void mf_cgen_act(struct mf_ctx *c, unsigned long n, int point, bool irq, int to);
+void mf_cgen_act(struct mf_ctx *c, unsigned long n, int point, int irq, bool mig, int to, int got);
 void mf_cgen_irq_begin(struct mf_ctx *c, unsigned long run);
 void mf_cgen_irq_end(struct mf_ctx *c);
-void mf_cgen_irq_keep(struct mf_ctx *c, unsigned int id);
-void mf_cgen_irq_get(struct mf_ctx *c, unsigned int id);
+void mf_cgen_irq_keep(struct mf_ctx *c, unsigned int id, char kind);     /* kind: 'p' page, 'o' object */
+void mf_cgen_irq_get(struct mf_ctx *c, unsigned int id, char kind);
 void mf_cgen_flush(struct mf_ctx *c);
 
 /* Write @s as a C string literal. */

@@ -790,12 +790,21 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 	op->res[1] = slot_of(cs);
 	unsigned long n = mm_nr_reports(c->mm);
 	op->res[2] = (long)(n - c->reports_before);
+	/*
+	 * A double free whose first free emptied the slab and had it
+	 * discarded (the node already held min_partial slabs) frees into a
+	 * page that is no longer a slab: cache_from_obj's one "not a Slab
+	 * page" report, as the kernel's WARN, is then all there is.
+	 */
+	unsigned int want = expected_reports[kind];
+	if (kind == BAD_DOUBLE && n == c->reports_before + 1 && strstr(mm_last_report(c->mm)->msg, "not a Slab page"))
+		want = 1;
 	MF_C(c, "\texpect(%u, mm_nr_reports(mm) == rep0 + %u, \"the bad free (%s) is reported exactly %u time(s)\");\n"
 	     "\texpect(%u, mm_last_report(mm)->kind[0] && mm_last_report(mm)->msg[0], \"the report has a kind and a "
-	     "message\");\n", c->cur, expected_reports[kind], bad_kinds[kind], expected_reports[kind], c->cur);
-	if (n != c->reports_before + expected_reports[kind])
+	     "message\");\n", c->cur, want, bad_kinds[kind], want, c->cur);
+	if (n != c->reports_before + want)
 		mf_fail(c, "C1", "bad free (%s) in cache %s: expected exactly %u report(s), mm_nr_reports went "
-			"from %lu to %lu%s%s", bad_kinds[kind], kmem_cache_name(cs->s), expected_reports[kind], c->reports_before, n,
+			"from %lu to %lu%s%s", bad_kinds[kind], kmem_cache_name(cs->s), want, c->reports_before, n,
 			n ? ": last " : "", n ? mm_last_report(c->mm)->msg : "");
 	const struct mm_report *r = mm_last_report(c->mm);
 	if (!r->kind[0] || !r->msg[0])

@@ -285,31 +285,50 @@ static void free_obj(struct mf_ctx *c, struct mf_alloc *a)
 
 /* ------------------------------------------------------------ interrupts and migrations */
 
-static void irq_handler(struct mm *mm, int cpu, void *ctx)
+static void irq_actions(struct mf_ctx *c)
 {
-	struct mf_ctx *c = ctx;
-	(void)mm;
-	(void)cpu;
-	ss.irq_runs++;
 	if (!ss.in_op || ss.irq_off || c->tearing_down || ss.irq_cache >= ss.ncaches || !ss.caches[ss.irq_cache].s ||
 	    ss.caches[ss.irq_cache].dead)
 		return;
 	struct cache_slot *cs = &ss.caches[ss.irq_cache];
 	for (unsigned int i = 0; i < ss.irq_nalloc && ss.npool < IRQ_POOL && !mf_shadow_full(c->sh); i++) {
 		void *p = kmem_cache_alloc(cs->s, GFP_ATOMIC);
+		MF_C(c, "\t{\n\tstruct kmem_cache *s%u = caches[%u];\n", cs->cid, cs->cid);
 		emit_alloc(c, cs, "kmem_cache_alloc", "GFP_ATOMIC", p);
-		if (!p)
+		if (!p) {
+			MF_C(c, "\t}\n");
 			break;
-		ss.pool[ss.npool++] = take(c, cs, p, false, K_IRQ);
+		}
+		struct mf_alloc *a = take(c, cs, p, false, K_IRQ);
+		ss.pool[ss.npool++] = a;
+		mf_cgen_irq_keep(c, a->id, 'o');
+		MF_C(c, "\t}\n");
 	}
 	for (unsigned int i = 0; i < ss.irq_nfree && ss.npool; i++) {
 		struct mf_alloc *a = ss.irq_fifo ? ss.pool[0] : ss.pool[ss.npool - 1];
+		unsigned int cid = ss.caches[a->order].cid;
+		MF_C(c, "\t{\n\tstruct kmem_cache *s%u = caches[%u];\n", cid, cid);
+		mf_cgen_irq_get(c, a->id, 'o');
 		free_obj(c, a);
+		MF_C(c, "\t}\n");
 	}
+}
+
+/* The C reproducer's handler makes the calls of this run again (mf_cgen_irq_begin). */
+static void irq_handler(struct mm *mm, int cpu, void *ctx)
+{
+	struct mf_ctx *c = ctx;
+	(void)mm;
+	(void)cpu;
+	ss.irq_runs++;
+	mf_cgen_irq_begin(c, ss.irq_runs);
+	irq_actions(c);
+	mf_cgen_irq_end(c);
 }
 
 static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 {
+	unsigned long n = mf_cgen_point(ss.c);   /* the C reproducer's hook counts every point too */
 	(void)ctx;
 	if (!ss.in_op || !ss.armed || ss.fires <= 0)
 		return;
@@ -322,32 +341,28 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 		return;
 	}
 	bool done = false;
-	if (ss.c->cgen) {
-		char why[160];
-		snprintf(why, sizeof(why), "at %s inside the next call or check: %s%s", mm_pp_name(point), actions[ss.action],
-			 ss.action == ACT_MIGRATE ? "" : "; what the handler did follows inline");
-		mf_cgen_not_reproduced(ss.c, "arm", why);
-	}
-	if (ss.action == ACT_IRQ || ss.action == ACT_BOTH)
+	int irq = 0, to = -1, got = 0;
+	if (ss.action == ACT_IRQ || ss.action == ACT_BOTH) {
 		done |= mm_raise_irq(mm);
+		irq = 1;
+	}
 	if (ss.action == ACT_PENDING) {
+		irq = 2;
 		mm_set_irq_pending(mm);
 		done = true;
 	}
 	if (ss.action == ACT_SIGNAL) {
+		irq = 3;
 		mm_irq_from_signal();
 		done = true;
 	}
 	if (ss.action == ACT_MIGRATE || ss.action == ACT_BOTH) {
-		int to = -1;
 		for (int k = 0; k < ss.ncpus && to < 0; k++)
 			if (mm_cpu_is_online(mm, (ss.mig_cpu + k) % ss.ncpus))
 				to = (ss.mig_cpu + k) % ss.ncpus;
-		done |= to >= 0 && mm_migrate_current(mm, to) >= 0;
-		if (to >= 0)
-			MF_C(ss.c, "\tmm_migrate_current(mm, %d);   /* injected at %s, inside the next call or check */\n", to,
-			     mm_pp_name(point));
+		done |= to >= 0 && (got = mm_migrate_current(mm, to)) >= 0;
 	}
+	mf_cgen_act(ss.c, n, (int)point, irq, to >= 0, to, got);
 	if (done) {
 		ss.injected++;
 		ss.fires--;
@@ -387,8 +402,8 @@ static void op_create(struct mf_ctx *c, struct mf_op *op)
 	struct kmem_cache *s = kmem_cache_create(c->mm, name, size, align, flags, ctor ? ctor_fn : NULL);
 	MF_C(c, "\tstruct kmem_cache *s%u = kmem_cache_create(mm, \"%s\", %u, %u, %#x, %s);\n", cid, name, size, align,
 	     (unsigned int)flags, ctor ? "ctor" : "NULL");
-	MF_C(c, "\tdiverged(%u, %ss%u, \"kmem_cache_create %s; in the fuzz run it %s\");\n", c->cur, s ? "!" : "", cid,
-	     s ? "failed" : "succeeded", s ? "succeeded" : "failed");
+	MF_C(c, "\tdiverged(%u, s%u %s NULL, \"kmem_cache_create %s; in the fuzz run it %s\");\n\tcaches[%u] = s%u;\n",
+	     c->cur, cid, s ? "==" : "!=", s ? "failed" : "succeeded", s ? "succeeded" : "failed", cid, cid);
 	if (!s) {
 		op->res[0] = -3;
 		return;
@@ -675,7 +690,7 @@ static void op_arm(struct mf_ctx *c, struct mf_op *op)
 	ss.irq_nalloc = (unsigned int)op->a[6];
 	ss.irq_nfree = (unsigned int)op->a[7];
 	ss.irq_fifo = op->a[8];
-	MF_C(c, "\t/* no allocator call: the CPU model's hooks act at later preemption points (see NOT REPRODUCED) */\n");
+	MF_C(c, "\t/* no allocator call: the hooks act at later preemption points (hook_script() after main()) */\n");
 }
 
 static void op_disarm(struct mf_ctx *c, struct mf_op *op)
@@ -1273,6 +1288,7 @@ static const struct mf_opdesc slub_setup = {
 	static void w_##fn(struct mf_ctx *c, struct mf_op *op)            \
 	{                                                                  \
 		ss.in_op = true;                                           \
+		mf_cgen_op_start(c);                                       \
 		MF_C(c, "\trep0 = mm_nr_reports(mm);\n");                 \
 		fn(c, op);                                                 \
 		ss.in_op = false;                                          \
@@ -1371,23 +1387,27 @@ static bool slub_begin(struct mf_ctx *c, const struct mf_op *setup)
 	ss.irq_cache = MAX_CACHES;
 	mm_set_irq_handler(c->mm, irq_handler, c);
 	mm_set_sched_hook(c->mm, sched_hook, c);
+	MF_C(c, "\tmm_set_irq_handler(mm, irq, NULL);\n\tmm_set_sched_hook(mm, hook, NULL);\n");
 	to_cpu(c, 0);
 	return true;
 }
 
 static void slub_release(struct mf_ctx *c, struct mf_alloc *a)
 {
+	mf_cgen_flush(c);
 	ss.armed = false;
 	free_obj(c, a);
 }
 
 static void slub_end(struct mf_ctx *c)
 {
+	mf_cgen_flush(c);
 	ss.armed = false;
 	while (ss.ncaches)
 		destroy_slot(c, ss.ncaches - 1);
 	mm_set_sched_hook(c->mm, NULL, NULL);
 	mm_set_irq_handler(c->mm, NULL, NULL);
+	MF_C(c, "\tmm_set_sched_hook(mm, NULL, NULL);\n\tmm_set_irq_handler(mm, NULL, NULL);\n");
 	for (int cpu = 0; cpu < ss.ncpus; cpu++)
 		if (!mm_cpu_is_online(c->mm, cpu)) {
 			MF_C(c, "\tmm_cpu_online(mm, %d);\n", cpu);
@@ -1410,9 +1430,10 @@ static void slub_end(struct mf_ctx *c)
  */
 static void slub_cgen_prologue(struct mf_ctx *c, FILE *f)
 {
-	(void)c;
+	mf_cgen_hook_prologue(c, f);
 	fprintf(f, "#define CTOR_WORD %#llxULL\n", (unsigned long long)CTOR_WORD);
 	mf_slub_cgen_common(f);
+	fprintf(f, "UNUSED static struct kmem_cache *caches[%d];   /* s<n>, for the interrupt handler's script */\n", MF_MAX_OPS + 1);
 	fputs("UNUSED static void ctor(void *p) { uint64_t w = CTOR_WORD; memcpy(p, &w, sizeof(w)); }\n"
 	      "UNUSED static int ctor_ok(const void *p) { uint64_t w; memcpy(&w, p, sizeof(w)); return w == CTOR_WORD; }\n"
 	      "UNUSED static void info_ok(int op, struct kmem_cache *s, unsigned size, unsigned promise, unsigned flags)\n"

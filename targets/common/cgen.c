@@ -12,11 +12,6 @@
 static FILE *cgen_out;
 static char cgen_path[4096];
 
-/* The ops whose effect the C file does not make as the fuzz run did (each named once). */
-#define MF_CGEN_MAX_NR 16
-static const char *not_reproduced[MF_CGEN_MAX_NR];
-static unsigned int nr_not_reproduced;
-
 /* The scripted hooks (see cgen.h): what the C file's hook and handler do. */
 struct hook_act {
 	unsigned int op;        /* the op running */
@@ -365,19 +360,6 @@ static void hook_epilogue(FILE *f)
 	hk.nacts = hk.nruns = 0;
 }
 
-void mf_cgen_not_reproduced(struct mf_ctx *c, const char *op, const char *why)
-{
-	unsigned int i;
-
-	if (!c->cgen)
-		return;
-	fprintf(c->cgen, "\t/* NOT REPRODUCED (%s): %s */\n", op, why);
-	for (i = 0; i < nr_not_reproduced && strcmp(not_reproduced[i], op); i++)
-		;
-	if (i == nr_not_reproduced && i < MF_CGEN_MAX_NR)
-		not_reproduced[nr_not_reproduced++] = op;
-}
-
 void mf_cgen_str(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -425,23 +407,8 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 		fprintf(f, "\tif (mm)\n\t\tmm_destroy(mm);\n\tputs(\"no violation\");\n\treturn 0;\n}\n");
 	}
 	hook_epilogue(f);
-	if (nr_not_reproduced) {
-		fprintf(f, "/* Not reproduced here:");
-		for (unsigned int i = 0; i < nr_not_reproduced; i++)
-			fprintf(f, " %s", not_reproduced[i]);
-		fprintf(f, " (see the NOT REPRODUCED comments) */\n");
-	}
 	fclose(f);
 	fprintf(stderr, "mmfuzz: wrote %s\n", cgen_path);
-	if (nr_not_reproduced) {
-		fprintf(stderr, "mmfuzz: warning: %s does not reproduce exactly what these ops did:", cgen_path);
-		for (unsigned int i = 0; i < nr_not_reproduced; i++)
-			fprintf(stderr, " %s", not_reproduced[i]);
-		fprintf(stderr, " (interrupts and migrations injected at preemption points, and what the fuzz run's "
-			"interrupt handler did, are made inline, outside any interrupt); the reproducer may pass where "
-			"the fuzz run failed\n");
-	}
-	nr_not_reproduced = 0;
 	cgen_out = NULL;
 	c->cgen = NULL;
 }

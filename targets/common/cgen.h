@@ -36,13 +36,6 @@ void mf_cgen_after_setup(struct mf_ctx *c);
 void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg);
 
 /*
- * What the C file cannot make as the fuzz run made it (interrupts and
- * migrations injected at preemption points: they act through the CPU
- * model's hooks, inside an allocator call).  Writes a comment at this
- * point; mf_cgen_finish then warns on stderr, naming each such op once.
- */
-void mf_cgen_not_reproduced(struct mf_ctx *c, const char *op, const char *why);
-/*
  * Scripted hooks (targets whose scheduler hook injects interrupts and
  * migrations from a plan: pcp, bulk).  The C file gets a scheduler hook and
  * an interrupt handler of its own: the hook counts the preemption points

@@ -228,9 +228,8 @@ static void op_ksize(struct mf_ctx *c, struct mf_op *op)
 	if (!a)
 		return;
 	size_t ks = ksize(c->mm, (void *)a->addr);
-	MF_C(c, "\texpect(%u, ksize(mm, o%u) == %lu, \"ksize is at least the size, and stable\");\n"
-	     "\tuntrack(%u, %u);\n\ttrack(%u, %u, o%u, %zu);\n", c->cur, a->id, a->aux, c->cur, a->id, c->cur, a->id,
-	     a->id, a->len);
+	MF_C(c, "\texpect(%u, ksize(mm, o%u) == %lu, \"ksize is at least the size, and stable\");\n\tverify(%u, %u);\n",
+	     c->cur, a->id, a->aux, c->cur, a->id);
 	if (ks < a->len || ks != a->aux)
 		mf_fail(c, "C1", "ksize of a%u (%zu bytes) is %zu, was %lu", a->id, a->len, ks, a->aux);
 	mf_shadow_verify(c, a);
@@ -246,7 +245,7 @@ static void op_touch(struct mf_ctx *c, struct mf_op *op)
 	if (!a)
 		return;
 	mf_shadow_touch(c, a);
-	MF_C(c, "\tuntrack(%u, %u);\n\ttrack(%u, %u, o%u, %zu);\n", c->cur, a->id, c->cur, a->id, a->id, a->len);
+	MF_C(c, "\ttouch(%u, %u);\n", c->cur, a->id);
 	op->res[0] = a->id;
 	op->res[1] = (long)a->len;
 	op->res[2] = (long)a->aux;
@@ -280,7 +279,8 @@ static void op_krealloc(struct mf_ctx *c, struct mf_op *op)
 	mf_shadow_verify(c, a);
 	memcpy(saved, old, keep);
 	unsigned int old_id = a->id;
-	MF_C(c, "\tuntrack(%u, %u);\n\tret = krealloc(mm, o%u, %zu, %#x);\n", c->cur, old_id, old_id, size, gfp);
+	MF_C(c, "\tmemcpy(saved, o%u, %zu);\n\tuntrack(%u, %u);\n\tret = krealloc(mm, o%u, %zu, %#x);\n", old_id, keep, c->cur,
+	     old_id, old_id, size, gfp);
 	mf_shadow_remove(c, a);
 	void *p = krealloc(c->mm, old, size, gfp);
 	expect_quiet(c, "krealloc");
@@ -294,8 +294,8 @@ static void op_krealloc(struct mf_ctx *c, struct mf_op *op)
 	if (!p) {
 		/* Failed: the old allocation stays, unchanged. */
 		MF_C(c, "\tdiverged(%u, ret != NULL, \"krealloc succeeded; in the fuzz run it failed\");\n"
-		     "\tkept(%u, %u, o%u, %zu, \"a failed krealloc leaves the old allocation alone\");\n"
-		     "\tvoid *o%u = o%u;\n\ttrack(%u, %u, o%u, %zu);\n", c->cur, c->cur, old_id, old_id, keep,
+		     "\tkept(%u, o%u, %zu, \"a failed krealloc leaves the old allocation alone\");\n"
+		     "\tvoid *o%u = o%u;\n\ttrack(%u, %u, o%u, %zu);\n", c->cur, c->cur, old_id, keep,
 		     c->sh->next_id, old_id, c->cur, c->sh->next_id, c->sh->next_id, keep ? keep : 1);
 		if (memcmp(saved, old, keep))
 			mf_fail(c, "C1", "a failed krealloc changed the old allocation");
@@ -304,7 +304,7 @@ static void op_krealloc(struct mf_ctx *c, struct mf_op *op)
 		op->res[0] = -3;
 		return;
 	}
-	MF_C(c, "\tkept(%u, %u, ret, %zu, \"krealloc keeps the data\");\n", c->cur, old_id, keep);
+	MF_C(c, "\tkept(%u, ret, %zu, \"krealloc keeps the data\");\n", c->cur, keep);
 	if (memcmp(saved, p, keep)) {
 		size_t i = 0;
 		while (((uint8_t *)p)[i] == saved[i])
@@ -424,14 +424,13 @@ static void op_krealloc_array(struct mf_ctx *c, struct mf_op *op)
 		if (a)
 			mf_shadow_verify(c, a);
 		if (a)
-			MF_C(c, "\tkept(%u, %u, o%u, %zu, \"the allocation is intact\");\n", c->cur, a->id, a->id, a->len);
+			MF_C(c, "\tverify(%u, %u);\n", c->cur, a->id);
 		char obj[24];
 		snprintf(obj, sizeof(obj), a ? "o%u" : "NULL", a ? a->id : 0);
 		MF_C(c, "\texpect(%u, krealloc_array(mm, %s, %zuUL, %zu, %#x) == NULL, \"n * size overflows: NULL\");\n",
 		     c->cur, obj, n, es, gfp);
 		if (a)
-			MF_C(c, "\tkept(%u, %u, o%u, %zu, \"an overflowing krealloc_array leaves it alone\");\n", c->cur, a->id,
-			     a->id, a->len);
+			MF_C(c, "\tverify(%u, %u);   /* an overflowing krealloc_array leaves it alone */\n", c->cur, a->id);
 		void *p = krealloc_array(c->mm, a ? (void *)a->addr : NULL, n, es, gfp);
 		expect_quiet(c, "krealloc_array");
 		if (p)
@@ -716,14 +715,16 @@ static void kmalloc_cgen_prologue(struct mf_ctx *c, FILE *f)
 {
 	(void)c;
 	mf_slub_cgen_common(f);
+	fprintf(f, "#define MAX_SIZE %d\n", MAX_SIZE);
 	fputs("UNUSED static void *ret;\n"
 	      "UNUSED static void *bad;\n"
 	      "UNUSED static struct page *bad_page;\n"
 	      "UNUSED static uint64_t not_ours[4];\n"
-	      "/* The first len bytes of p hold allocation id's pattern (what track() wrote). */\n"
-	      "UNUSED static void kept(int op, unsigned id, const void *p, size_t len, const char *what)\n"
-	      "{\n\tfor (size_t i = 0; i < len; i++)\n\t\tif (((const unsigned char *)p)[i] != pattern(id, i))\n"
-	      "\t\t\tfail(op, \"C1 violated: %s: a%u differs at +%#zx\", what, id, i);\n}\n"
+	      "UNUSED static unsigned char saved[MAX_SIZE + 8];   /* an allocation's bytes before krealloc */\n"
+	      "/* The first len bytes of p are what the allocation held before krealloc. */\n"
+	      "UNUSED static void kept(int op, const void *p, size_t len, const char *what)\n"
+	      "{\n\tfor (size_t i = 0; i < len; i++)\n\t\tif (((const unsigned char *)p)[i] != saved[i])\n"
+	      "\t\t\tfail(op, \"C1 violated: %s: the data differs at +%#zx\", what, i);\n}\n"
 	      "UNUSED static void roundup(int op, size_t size, int none_ok)\n"
 	      "{\n\tsize_t r = kmalloc_size_roundup(mm, size);\n"
 	      "\texpect(op, !size || r >= size, \"kmalloc_size_roundup is at least the size\");\n"

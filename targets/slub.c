@@ -517,7 +517,7 @@ static void op_touch(struct mf_ctx *c, struct mf_op *op)
 	op->res[0] = a->id;
 	op->res[1] = a->order;
 	mf_shadow_touch(c, a);
-	MF_C(c, "\tuntrack(%u, %u);\n\ttrack(%u, %u, o%u, %zu);\n", c->cur, a->id, c->cur, a->id, a->id, a->len);
+	MF_C(c, "\ttouch(%u, %u);\n", c->cur, a->id);
 }
 
 static void op_alloc_bulk(struct mf_ctx *c, struct mf_op *op)

@@ -8,6 +8,7 @@
 
 #include "cgen.h"
 #include "mm/cpu.h"
+#include "shadow.h"
 
 static FILE *cgen_out;
 static char cgen_path[4096];
@@ -125,11 +126,62 @@ static const char prologue[] =
 	"\t\t\tfail(op, \"C1 violated: zeroed memory %p is not zero at +%#zx\", p, i);\n"
 	"}\n"
 	"\n"
-	"/* What the program holds: overlap and content checks (the shadow model, simplified). */\n"
-	"static struct { unsigned id; unsigned char *p; size_t len; } live[4096];\n"
+	"/*\n"
+	" * What the program holds: overlap and content checks, with the harness's\n"
+	" * patterns (shadow.c: every word up to FULL_FILL_MAX bytes, else the middle\n"
+	" * word and three per 4 KiB; the bytes after the last word), so the memory\n"
+	" * holds what it held in the fuzz run - a buggy allocator may read it.\n"
+	" */\n"
+	"static struct { unsigned id, gen; unsigned char *p; size_t len; } live[4096];\n"
 	"static int nlive;\n"
 	"\n"
-	"UNUSED static unsigned char pattern(unsigned id, size_t i) { return (unsigned char)(id * 131u + i * 7u + 1u); }\n"
+	"static uint64_t pattern_word(unsigned id, unsigned gen, size_t off)\n"
+	"{\n"
+	"\tuint64_t x = ((uint64_t)id << 32 | gen) * 0x9e3779b97f4a7c15ULL;\n"
+	"\tx ^= x >> 29;\n"
+	"\treturn x ^ ((uint64_t)off * 0xbf58476d1ce4e5b9ULL) ^ 0x5555555555555555ULL;\n"
+	"}\n"
+	"\n"
+	"static void pattern_word_at(int op, int k, size_t off, size_t n, int write)\n"
+	"{\n"
+	"\tuint64_t v = pattern_word(live[k].id, live[k].gen, off);\n"
+	"\tif (write)\n"
+	"\t\tmemcpy(live[k].p + off, &v, n);\n"
+	"\telse if (memcmp(live[k].p + off, &v, n))\n"
+	"\t\tfail(op, \"C1 violated: contents of a%u changed at +%#zx\", live[k].id, off);\n"
+	"}\n"
+	"\n"
+	"/* Write (or check) live[k]'s pattern. */\n"
+	"static void pattern(int op, int k, int write)\n"
+	"{\n"
+	"\tsize_t len = live[k].len, nw = len / 8;\n"
+	"\tif (len <= FULL_FILL_MAX) {\n"
+	"\t\tfor (size_t w = 0; w < nw; w++)\n"
+	"\t\t\tpattern_word_at(op, k, w * 8, 8, write);\n"
+	"\t} else {\n"
+	"\t\tif (nw)\n"
+	"\t\t\tpattern_word_at(op, k, nw / 2 * 8, 8, write);\n"
+	"\t\tfor (size_t chunk = 0; chunk < len; chunk += 4096) {\n"
+	"\t\t\tsize_t n = (len - chunk < 4096 ? len - chunk : 4096) / 8;\n"
+	"\t\t\tif (!n)\n"
+	"\t\t\t\tbreak;\n"
+	"\t\t\tsize_t offs[3] = { 0, (size_t)(live[k].id * 2654435761u + chunk / 4096) % n, n - 1 };\n"
+	"\t\t\tfor (int j = 0; j < 3; j++)\n"
+	"\t\t\t\tif (j == 0 || offs[j] != offs[j - 1])\n"
+	"\t\t\t\t\tpattern_word_at(op, k, chunk + offs[j] * 8, 8, write);\n"
+	"\t\t}\n"
+	"\t}\n"
+	"\tpattern_word_at(op, k, len & ~(size_t)7, len & 7, write);\n"
+	"}\n"
+	"\n"
+	"static int live_index(int op, unsigned id)\n"
+	"{\n"
+	"\tfor (int i = 0; i < nlive; i++)\n"
+	"\t\tif (live[i].id == id)\n"
+	"\t\t\treturn i;\n"
+	"\tfail(op, \"a%u is not live (reproducer bug)\", id);\n"
+	"\treturn -1;\n"
+	"}\n"
 	"\n"
 	"UNUSED static void track(int op, unsigned id, void *addr, size_t len)\n"
 	"{\n"
@@ -141,24 +193,28 @@ static const char prologue[] =
 	"\tif (nlive == 4096)\n"
 	"\t\tfail(op, \"too many live allocations\");\n"
 	"\tlive[nlive].id = id;\n"
+	"\tlive[nlive].gen = 0;\n"
 	"\tlive[nlive].p = p;\n"
-	"\tlive[nlive++].len = len;\n"
-	"\tfor (size_t i = 0; i < len; i++)\n"
-	"\t\tp[i] = pattern(id, i);\n"
+	"\tlive[nlive].len = len;\n"
+	"\tpattern(op, nlive++, 1);\n"
 	"}\n"
 	"\n"
 	"UNUSED static void untrack(int op, unsigned id)\n"
 	"{\n"
-	"\tfor (int i = 0; i < nlive; i++) {\n"
-	"\t\tif (live[i].id != id)\n"
-	"\t\t\tcontinue;\n"
-	"\t\tfor (size_t k = 0; k < live[i].len; k++)\n"
-	"\t\t\tif (live[i].p[k] != pattern(id, k))\n"
-	"\t\t\t\tfail(op, \"C1 violated: contents of a%u changed at +%#zx\", id, k);\n"
-	"\t\tlive[i] = live[--nlive];\n"
-	"\t\treturn;\n"
-	"\t}\n"
-	"\tfail(op, \"a%u is not live (reproducer bug)\", id);\n"
+	"\tint k = live_index(op, id);\n"
+	"\tpattern(op, k, 0);\n"
+	"\tlive[k] = live[--nlive];\n"
+	"}\n"
+	"\n"
+	"UNUSED static void verify(int op, unsigned id) { pattern(op, live_index(op, id), 0); }\n"
+	"\n"
+	"/* The harness's touch: check, then the next generation's pattern. */\n"
+	"UNUSED static void touch(int op, unsigned id)\n"
+	"{\n"
+	"\tint k = live_index(op, id);\n"
+	"\tpattern(op, k, 0);\n"
+	"\tlive[k].gen++;\n"
+	"\tpattern(op, k, 1);\n"
 	"}\n"
 	"\n";
 
@@ -178,7 +234,12 @@ void mf_cgen_begin(struct mf_ctx *c)
 		mf_print_op(f, c->t, &c->prog[i], false);
 		fputc('\n', f);
 	}
+	/* The shadow's rule (mf_shadow_reset(), which runs after this). */
 	fprintf(f, " */\n#define CHECK_LEVEL %d\n#define FINAL_LEVEL %d\n", c->check_level, c->final_level);
+	if (mf_env_ulong("MMFUZZ_FILL_FULL", 0))
+		fprintf(f, "#define FULL_FILL_MAX ((size_t)-1)\n");
+	else
+		fprintf(f, "#define FULL_FILL_MAX %d\n", MF_FULL_FILL_MAX);
 	fputs(prologue, f);
 	if (c->t->cgen_prologue)
 		c->t->cgen_prologue(c, f);
@@ -391,8 +452,8 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 		for (const char *p = msg; *p; p++)   /* no comment terminator inside the comment */
 			fputc(p[0] == '*' && p[1] == '/' ? '+' : *p, f);
 		fprintf(f, " */\n");
-		if (!c->tearing_down)
-			fprintf(f, "\tcheck(%u);\n", c->cur);
+		if (!c->tearing_down)   /* the per-op check, or the final level's on the last op's state */
+			fprintf(f, "\tcheck(%u);\n\tcheck_at(%u, FINAL_LEVEL);\n", c->cur, c->cur);
 		else
 			fprintf(f, "\tcheck_at(%u, FINAL_LEVEL);\n", c->nops);
 		fprintf(f, "\tfprintf(stderr, \"the violation the fuzz run saw (%s) did not reproduce here\\n\");\n"

@@ -213,8 +213,7 @@ void mf_op_touch(struct mf_ctx *c, struct mf_op *op)
 	}
 	mf_res_alloc(op, a, a->order);
 	mf_shadow_touch(c, a);
-	MF_C(c, "\tuntrack(%u, %u);\n\ttrack(%u, %u, (void *)a%u, %#zx);\n", c->cur, a->id, c->cur, a->id, a->id,
-	     a->len);
+	MF_C(c, "\ttouch(%u, %u);\n", c->cur, a->id);
 }
 
 void mf_op_free_many(struct mf_ctx *c, struct mf_op *op)

@@ -29,8 +29,13 @@
 #                                           reported)
 #               bulk-return-count           corpus/bulk/array (an entry after
 #                                           the returned index is filled)
-# Measured on two shared cores: 12-23 s the first time (the two variants
-# configure and build), 12-20 s after.  In the debug preset only (gcc, Debug,
+#             and one that needs the injected interrupts: slub-free-cond-flipped
+#             (fuzz_slub built too), whose fuzz run of corpus/slub/irq fails S1
+#             at op 20; the C file that run writes (194 scripted injections)
+#             exits 1 against the variant, naming S1 at op 20, and 0 against
+#             this library;
+# Measured on two shared cores: 21 s the first time (the three variants
+# configure and build), 10 s after.  In the debug preset only (gcc, Debug,
 # no sanitizer, no engine, no injection), like bugzoo_smoke.
 #
 # The same file is the test's script (cmake -P, CMAKE_SCRIPT_MODE_FILE set).
@@ -175,7 +180,7 @@ function(zoo_lib bug out)
       message(FATAL_ERROR "configuring ${dir} failed:\n${log}")
     endif()
   endif()
-  execute_process(COMMAND ${CMAKE_COMMAND} --build ${dir} --target mmalloc
+  execute_process(COMMAND ${CMAKE_COMMAND} --build ${dir} --target mmalloc ${ARGN}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
   if(rc)
     message(FATAL_ERROR "building ${dir} failed:\n${log}")
@@ -187,5 +192,18 @@ zoo_lib(slub-double-free-unchecked dfree)
 build_run(${WORK}/slub-debug.c ${dfree} 1 NOCLANG MATCH "op 11: C1 violated: the bad free \\(double_fresh\\) is reported exactly 1")
 zoo_lib(bulk-return-count bret)
 build_run(${WORK}/bulk-array.c ${bret} 1 NOCLANG MATCH "op 1: C1 violated: no entry after the returned index is filled")
-message(STATUS "slub-double-free-unchecked: slub/debug's C file exits 1 (op 11); bulk-return-count: bulk/array's exits 1 (op 1)")
+# A bug that needs the injections: the failing run's own C file (fuzz_slub of the variant) of corpus/slub/irq,
+# 194 scripted interrupts and migrations, exits 1 against the variant and 0 against this library.
+zoo_lib(slub-free-cond-flipped flip fuzz_slub)
+get_filename_component(flipdir ${flip} DIRECTORY)
+get_filename_component(flipdir ${flipdir} DIRECTORY)
+execute_process(COMMAND ${flipdir}/targets/fuzz_slub --c ${WORK}/flip-slub-irq.c ${SRC}/corpus/slub/irq
+                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc OR NOT err MATCHES "VIOLATION S1 in target slub, at op \\[20\\]")
+  message(FATAL_ERROR "corpus/slub/irq on slub-free-cond-flipped: exit ${rc}, want a crash at op [20] (S1):\n${err}")
+endif()
+build_run(${WORK}/flip-slub-irq.c ${flip} 1 NOCLANG MATCH "op 20: S1 violated")
+build_run(${WORK}/flip-slub-irq.c ${LIB} 0 NOCLANG MATCH "did not reproduce here")
+message(STATUS "slub-double-free-unchecked: slub/debug's C file exits 1 (op 11); bulk-return-count: bulk/array's exits 1 (op 1); "
+               "slub-free-cond-flipped: the failing run's C file of slub/irq exits 1 (op 20, S1), 0 on this library")
 message("TRACE-C-OK")

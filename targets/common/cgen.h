@@ -5,8 +5,10 @@
  * actually made, with the indices already resolved, so the file needs
  * nothing but the allocator library: no decoder, no shadow.  It checks the
  * same things in plain code: mm_check after every op, overlap and content
- * of what it holds, zeroing, report counts; and it stops with exit status 1
- * at the first violation, 2 if the run diverged from the fuzz run.
+ * of what it holds (filled with the shadow's patterns, so the memory holds
+ * what it held in the fuzz run), zeroing, report counts; and it stops with
+ * exit status 1 at the first violation, 2 if the run diverged from the fuzz
+ * run.
  *
  * Helpers the emitted code may call (defined by the prologue):
  *   check(op)                       mm_check at the run's per-op level
@@ -37,7 +39,7 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg);
 
 /*
  * Scripted hooks (targets whose scheduler hook injects interrupts and
- * migrations from a plan: pcp, bulk).  The C file gets a scheduler hook and
+ * migrations: pcp, bulk, slub).  The C file gets a scheduler hook and
  * an interrupt handler of its own: the hook counts the preemption points
  * from the start of each op, as the target's does, and at the ones where
  * the fuzz run's hook acted it raises the interrupt and migrates to the

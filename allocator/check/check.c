@@ -19,6 +19,12 @@
  * checks depends on that input alone), and a zone an operation did not
  * change is not asked again.  Fuzz targets check after every operation,
  * and an operation changes one zone, mostly.
+ *
+ * Level 2 is incremental the same way (zone_l2_signature() here,
+ * pcp_l2_signature() in pcp.c, cache_l2_signature() in slab/invariants.c):
+ * a structure whose signature is the one its last passing walk saw is not
+ * walked again.  Level 3 walks everything; mm_check_set_incremental(mm,
+ * false) makes level 2 do so too.
  */
 #include <stdarg.h>
 #include <stdlib.h>

@@ -168,24 +168,10 @@ build_run(${WORK}/noscript-pcp-irq.c ${LIB} 2 NOCLANG MATCH "diverged from the f
 message(STATUS "injections scripted (and made: the C files exited 0 above):${summary}; pcp/irq's C file without its script: exit 2")
 
 # ---------------------------------------------------------------- reproducing bugs of the zoo
+include(${SRC}/tools/bugzoo/variant.cmake)
 function(zoo_lib bug out)
-  set(dir ${WORK}/zoo-${bug})
-  if(NOT EXISTS ${dir}/CMakeCache.txt)
-    execute_process(COMMAND ${CMAKE_COMMAND} -S ${SRC} -B ${dir} -G Ninja -DCMAKE_C_COMPILER=${CC}
-                            -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=${FLAGS}" -DMM_DEBUG=${DEBUG_LEVEL}
-                            -DMM_TEST_HOOKS=ON -DMM_WERROR=${WERROR} -DMM_SANITIZE= -DMM_ENGINE=none -DMM_INJECT=${bug}
-                            "-DCMAKE_C_COMPILER_LAUNCHER=${SRC}/tools/bugzoo/cc-reuse;${REF}"
-                    RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
-    if(rc)
-      message(FATAL_ERROR "configuring ${dir} failed:\n${log}")
-    endif()
-  endif()
-  execute_process(COMMAND ${CMAKE_COMMAND} --build ${dir} --target mmalloc ${ARGN}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
-  if(rc)
-    message(FATAL_ERROR "building ${dir} failed:\n${log}")
-  endif()
-  set(${out} ${dir}/allocator/libmmalloc.a PARENT_SCOPE)
+  zoo_variant(${bug} ${WORK}/zoo-${bug} mmalloc ${ARGN})
+  set(${out} ${WORK}/zoo-${bug}/allocator/libmmalloc.a PARENT_SCOPE)
 endfunction()
 
 zoo_lib(slub-double-free-unchecked dfree)

@@ -37,24 +37,10 @@ endif()
 
 # ---------------------------------------------------------------- the script
 
+include(${SRC}/tools/bugzoo/variant.cmake)
 function(zoo_build bug out)
-  set(dir ${WORK}/${bug})
-  if(NOT EXISTS ${dir}/CMakeCache.txt)
-    execute_process(COMMAND ${CMAKE_COMMAND} -S ${SRC} -B ${dir} -G Ninja -DCMAKE_C_COMPILER=${CC}
-                            -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=${FLAGS}" -DMM_DEBUG=${DEBUG_LEVEL}
-                            -DMM_TEST_HOOKS=ON -DMM_WERROR=OFF -DMM_SANITIZE= -DMM_ENGINE=none -DMM_INJECT=${bug}
-                            "-DCMAKE_C_COMPILER_LAUNCHER=${SRC}/tools/bugzoo/cc-reuse;${REF}"
-                    RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
-    if(rc)
-      message(FATAL_ERROR "configuring ${dir} failed:\n${log}")
-    endif()
-  endif()
-  execute_process(COMMAND ${CMAKE_COMMAND} --build ${dir} --target mmfuzz-stress mmfuzz-sched-stress
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
-  if(rc)
-    message(FATAL_ERROR "building ${dir} failed:\n${log}")
-  endif()
-  set(${out} ${dir} PARENT_SCOPE)
+  zoo_variant(${bug} ${WORK}/${bug} mmfuzz-stress mmfuzz-sched-stress)
+  set(${out} ${WORK}/${bug} PARENT_SCOPE)
 endfunction()
 
 # expect(WHAT STATUS s MATCH re... COMMAND cmd...): run cmd; fail unless it exits s and its output matches every re.

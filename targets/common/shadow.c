@@ -14,9 +14,7 @@
 
 uint64_t mf_pattern_word(uint32_t id, uint32_t gen, size_t off)
 {
-	uint64_t x = ((uint64_t)id << 32 | gen) * 0x9e3779b97f4a7c15ULL;
-	x ^= x >> 29;
-	return x ^ ((uint64_t)off * 0xbf58476d1ce4e5b9ULL) ^ 0x5555555555555555ULL;
+	return MF_PATTERN_EXPR(id, gen, off);
 }
 
 void mf_shadow_reset(struct mf_shadow *sh, uintptr_t lo, uintptr_t hi)

@@ -101,5 +101,16 @@ void mf_shadow_walk(void *sh, mm_mark_fn mark, void *w);
 
 /* The pattern word at byte offset @off (a multiple of 8) of allocation (id, gen). */
 uint64_t mf_pattern_word(uint32_t id, uint32_t gen, size_t off);
+/*
+ * The pattern word as one expression: mf_pattern_word() evaluates it and
+ * cgen.c writes the same text into C reproducers (MF_STR), so a reproducer's
+ * memory holds the bytes the fuzz run's did - a buggy allocator may read them.
+ */
+#define MF_PATTERN_MIX(id, gen) (((uint64_t)(id) << 32 | (uint64_t)(gen)) * 0x9e3779b97f4a7c15ULL)
+#define MF_PATTERN_EXPR(id, gen, off)                                                          \
+	(MF_PATTERN_MIX(id, gen) ^ (MF_PATTERN_MIX(id, gen) >> 29) ^                           \
+	 ((uint64_t)(off) * 0xbf58476d1ce4e5b9ULL) ^ 0x5555555555555555ULL)
+#define MF_STR_(x) #x
+#define MF_STR(x) MF_STR_(x)
 
 #endif /* MF_SHADOW_H */

@@ -417,9 +417,16 @@ static void op_bulk_pages(struct mf_ctx *c, struct mf_op *op)
 	if (got != populated)
 		mf_fail(c, "C1", "alloc_pages_bulk_array of %lu returned %lu, but %lu entries are populated", n, got,
 			populated);
-	for (unsigned long i = 0; i < n; i++)
-		if (pages[i])
+	for (unsigned long i = 0; i < n; i++) {
+		c = ctx();
+		if (!pages[i])
+			continue;
+		if (mf_shadow_full(c->sh)) {    /* others filled it while the call was preempted */
+			hb();
+			__free_pages(c->mm, pages[i], 0);
+		} else
 			mf_page_take(c, pages[i], 0, gfp, K_PAGES, false);
+	}
 	op->res[0] = (long)got;
 }
 

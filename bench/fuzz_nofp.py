@@ -1,0 +1,822 @@
+#!/usr/bin/env python3
+"""fuzz_nofp.py - the "no false positives" campaign (issue 5, "Goals": at least
+10 million executions per fuzz target on the correct allocator, zero findings).
+
+Runs libFuzzer on every fuzz target of targets/TARGETS (or --targets) until
+each has --execs executions, in chunks of --chunk seconds, and keeps count:
+after every chunk its executions (libFuzzer's stat::number_of_executed_units),
+CPU and wall seconds and any finding go into the JSON file, written
+atomically, so an interrupted run (Ctrl-C, SIGTERM, --budget) loses nothing
+it has counted, and the next invocation continues the totals.
+
+Usage: bench/fuzz_nofp.py [--execs N] [--targets a,b] [--jobs J] [--budget S] ...
+       ./mmfuzz bench fuzz_nofp [--quick] [--json FILE]
+(the bench verb passes only --quick and --json; run the script itself for
+the other options).
+"""
+import argparse
+import datetime
+import fcntl
+import hashlib
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+ROOT = os.environ.get("MMFUZZ_ROOT") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The sources that decide what a fuzz target does: the allocator, the targets
+# and their harness, the deterministic scheduler fuzz_sched links (stressors/
+# sched), the build logic; for the asan build also the preset it uses.
+# corpus/ is left out: seeds decide where fuzzing starts, not what is correct.
+TREE_PATHS = ["allocator", "targets", "stressors", "cmake", "CMakeLists.txt"]
+
+BUILDS = {
+    "ubsan": {
+        "dir": "build/nofp-ubsan",
+        "desc": "clang -O2 -g, libFuzzer, UBSan, MM_DEBUG=2 (no ASan)",
+        "tree_extra": [],
+    },
+    "asan": {
+        "dir": "build/nofp-asan",
+        "desc": "the fuzz preset: clang -O1 -g, libFuzzer, ASan+UBSan, MM_DEBUG=2",
+        "tree_extra": ["CMakePresets.json"],
+    },
+}
+
+ARTIFACT_PREFIXES = ("crash-", "leak-", "timeout-", "oom-")
+INTERRUPT_EXIT = 72          # libFuzzer's -interrupted_exitcode default: SIGINT/SIGTERM, stats printed
+EXECS_RE = re.compile(r"^stat::number_of_executed_units: (\d+)", re.M)
+STATUS_RE = re.compile(r"^#(\d+)\s", re.M)
+STAMP = "fuzz_nofp-stamp.json"
+STALL_LIMIT = 3              # chunks in a row that end in a finding or run nothing: stop the target
+QUICK = {"execs": 2000, "chunk": 10}
+
+
+class UsageError(Exception):
+    """Bad arguments or a state the user must resolve: exit status 2."""
+
+
+class BuildError(Exception):
+    """A failed build, or binaries that are not what the stamp says: exit status 1."""
+
+
+def log(msg):
+    print("fuzz_nofp: " + msg, file=sys.stderr, flush=True)
+
+
+def all_targets():
+    with open(os.path.join(ROOT, "targets", "TARGETS")) as f:
+        return [w for line in f for w in [line.split("#")[0].strip()] if w]
+
+
+def now_utc():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rel(p):
+    return os.path.relpath(p, ROOT) if p.startswith(ROOT + os.sep) else p
+
+
+def human(n):
+    return "{:,}".format(int(n))
+
+
+def duration(s):
+    s = int(s)
+    return "%dh%02dm" % (s // 3600, s % 3600 // 60) if s >= 3600 else "%dm%02ds" % (s // 60, s % 60)
+
+
+# ------------------------------------------------------------------ the source's identity
+
+def git(*args):
+    r = subprocess.run(["git", "-C", ROOT] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return r.returncode, r.stdout
+
+
+def tree_state(build):
+    """What the fuzz binaries are built from: a hash of the committed trees of
+    TREE_PATHS at HEAD, and the paths under them with uncommitted changes
+    (untracked files included: CMake globs pick up new sources).  With changes,
+    the hash covers them too, so that only the same dirty state continues."""
+    rc, head = git("rev-parse", "--verify", "HEAD")
+    if rc:
+        raise UsageError("%s is not a git checkout with a commit: cannot tell which source ran" % ROOT)
+    paths = TREE_PATHS + BUILDS[build]["tree_extra"]
+    h = hashlib.sha1()
+    for p in paths:
+        rc, oid = git("rev-parse", "--verify", "--quiet", "HEAD:" + p)
+        h.update(("%s %s\n" % (p, oid.decode().strip() if rc == 0 else "absent")).encode())
+    tree = h.hexdigest()[:16]
+    rc, st = git("status", "--porcelain", "--untracked-files=all", "--", *paths)
+    dirty = sorted(set(line[3:] for line in st.decode(errors="replace").splitlines() if len(line) > 3))
+    if dirty:
+        d = hashlib.sha1()
+        d.update(git("diff", "HEAD", "--", *paths)[1])
+        for p in dirty:
+            f = os.path.join(ROOT, p.split(" -> ")[-1].strip('"'))
+            if os.path.isfile(f) and not git("ls-files", "--error-unmatch", "--", p)[0] == 0:
+                d.update(p.encode())
+                with open(f, "rb") as fh:
+                    d.update(fh.read())
+        tree += "+dirty-" + d.hexdigest()[:8]
+    return {"tree": tree, "commit": head.decode().strip(), "dirty": dirty}
+
+
+# ------------------------------------------------------------------ build
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def binary_path(build_dir, name):
+    return os.path.join(build_dir, "targets", "fuzz_" + name)
+
+
+def niced(level):
+    def pre():
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, level)
+        except OSError:
+            pass                # already nicer than asked, and not allowed back
+    return pre
+
+
+def configure_cmd(build, build_dir):
+    if build == "asan":
+        return ["cmake", "--preset", "fuzz", "-B", build_dir]
+    return ["cmake", "-S", ROOT, "-B", build_dir, "-G", "Ninja", "-DCMAKE_C_COMPILER=clang",
+            "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g",
+            "-DMM_ENGINE=libfuzzer", "-DMM_SANITIZE=undefined", "-DMM_DEBUG=2", "-DMM_TEST_HOOKS=ON",
+            "-DMM_INJECT=", "-DMM_WERROR=OFF", "-DMM_COVERAGE=OFF"]
+
+
+def read_stamp(build_dir):
+    try:
+        with open(os.path.join(build_dir, STAMP)) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def write_stamp(build_dir, build, state, names):
+    """Records which source tree the binaries were built from, and their hashes."""
+    old = read_stamp(build_dir)
+    bins = old["binaries"] if old and old.get("tree") == state["tree"] and old.get("build") == build else {}
+    for n in names:
+        bins[n] = sha256(binary_path(build_dir, n))
+    stamp = dict(state, build=build, binaries=bins, date=now_utc())
+    atomic_write(os.path.join(build_dir, STAMP), stamp)
+    return stamp
+
+
+def build_targets(build, build_dir, names, nice):
+    """Configures and builds fuzz_<name> for names; the tree must be the same
+    before and after the build (the checkout is shared), else builds again."""
+    for attempt in range(3):
+        before = tree_state(build)
+        log("building %s (%s) in %s" % (", ".join("fuzz_" + n for n in names), BUILDS[build]["desc"], rel(build_dir)))
+        for cmd in (configure_cmd(build, build_dir),
+                    ["cmake", "--build", build_dir, "--target"] + ["fuzz_" + n for n in names]):
+            r = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               errors="replace", preexec_fn=niced(nice))
+            if r.returncode:
+                sys.stderr.write(r.stdout[-4000:])
+                raise BuildError("%s failed" % " ".join(cmd[:3]))
+        after = tree_state(build)
+        if after == before:
+            return write_stamp(build_dir, build, after, names)
+        log("the source changed during the build (%s -> %s): building again" % (before["tree"], after["tree"]))
+    raise BuildError("the source kept changing during the build; try again when the checkout is quiet")
+
+
+def check_binaries(stamp, build_dir, names):
+    """The binaries are the ones the stamp describes (nobody rebuilt them since)."""
+    for n in names:
+        b = binary_path(build_dir, n)
+        if not os.access(b, os.X_OK):
+            raise BuildError("no %s (drop --no-build)" % rel(b))
+        want = (stamp or {}).get("binaries", {}).get(n)
+        if want is None:
+            raise BuildError("%s was not built by fuzz_nofp.py: its source tree is unknown (drop --no-build)" % rel(b))
+        if sha256(b) != want:
+            raise BuildError("%s changed since fuzz_nofp.py built it (tree %s): rebuild (drop --no-build)" %
+                             (rel(b), stamp["tree"]))
+
+
+# ------------------------------------------------------------------ results: continue or start fresh
+
+def checker_env():
+    """The MMFUZZ_* settings the runs inherit (none: the targets' own check levels)."""
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith("MMFUZZ_")}
+
+
+def identity(stamp, build):
+    return {"tree": stamp["tree"], "build": build, "checker_env": checker_env()}
+
+
+def decide(prev, ident, fresh):
+    """Whether to continue prev's totals: (True, None) or (False, why)."""
+    if fresh:
+        return False, "--fresh"
+    if prev is None:
+        return False, "no earlier results"
+    if prev.get("build") != ident["build"]:
+        return False, "the earlier results are the %s build's, this run is %s" % (prev.get("build"), ident["build"])
+    if prev.get("tree") != ident["tree"]:
+        return False, ("the source differs: the earlier executions ran tree %s (commit %s), this build is tree %s" %
+                       (prev.get("tree"), str(prev.get("commit"))[:12], ident["tree"]))
+    if prev.get("checker_env", {}) != ident["checker_env"]:
+        return False, ("the checker settings differ: earlier %s, now %s" %
+                       (prev.get("checker_env", {}) or "the targets' own", ident["checker_env"] or "the targets' own"))
+    return True, None
+
+
+def load_previous(path):
+    if not path or not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise UsageError("cannot read %s (%s): move it away or pass --fresh" % (path, e))
+    if not isinstance(doc, dict) or doc.get("bench") != "fuzz_nofp" or not isinstance(doc.get("targets"), list):
+        raise UsageError("%s is not a fuzz_nofp result: move it away or pass --fresh" % path)
+    return doc
+
+
+def new_entry(name, build):
+    return {"name": name, "build": build, "execs": 0, "cpu_s": 0.0, "wall_s": 0.0, "chunks": 0, "findings": []}
+
+
+def start_doc(prev, ident, stamp, goal, cont, build, nice, jobs):
+    doc = {"bench": "fuzz_nofp", "date": now_utc(), "started": now_utc(),
+           "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count() or 0),
+           "commit": stamp["commit"], "tree": ident["tree"], "dirty": stamp["dirty"], "build": build,
+           "build_desc": BUILDS[build]["desc"], "engine": "libfuzzer", "checker_env": ident["checker_env"],
+           "goal_execs": goal, "nice": nice, "jobs": jobs, "targets": []}
+    if cont:
+        doc["started"] = prev.get("started", doc["started"])
+        doc["targets"] = prev["targets"]
+    return doc
+
+
+def entry(doc, name):
+    for e in doc["targets"]:
+        if e["name"] == name:
+            return e
+    e = new_entry(name, doc["build"])
+    doc["targets"].append(e)
+    return e
+
+
+def finish_entry(e, goal):
+    e["cpu_s"] = round(e["cpu_s"], 2)
+    e["wall_s"] = round(e["wall_s"], 2)
+    e["exec_per_s"] = round(e["execs"] / e["wall_s"], 1) if e["wall_s"] > 0 else 0.0
+    e["exec_per_cpu_s"] = round(e["execs"] / e["cpu_s"], 1) if e["cpu_s"] > 0 else 0.0
+    e["goal_met"] = e["execs"] >= goal and not e["findings"]
+
+
+def atomic_write(path, doc):
+    tmp = "%s.tmp-%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def save(doc, path, goal):
+    doc["date"] = now_utc()
+    doc["goal_execs"] = goal
+    for e in doc["targets"]:
+        finish_entry(e, goal)
+    if path:
+        atomic_write(path, doc)
+
+
+# ------------------------------------------------------------------ one chunk of libFuzzer
+
+def read_options(name):
+    """corpus/<name>.options, section [libfuzzer] (as tools/verbs/fuzz reads it)."""
+    opts, section = {}, None
+    path = os.path.join(ROOT, "corpus", name + ".options")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("["):
+                    section = line.strip("[]")
+                elif "=" in line and section == "libfuzzer":
+                    k, v = line.split("=", 1)
+                    opts[k.strip()] = v.strip()
+    return opts
+
+
+def copy_seeds(name, corpus):
+    """corpus/<name>/ and corpus/regressions/<name>/: their files only (src/*.txt
+    hold op text, not inputs; libFuzzer would read subdirectories too)."""
+    os.makedirs(corpus, exist_ok=True)
+    n = 0
+    for d, prefix in ((os.path.join(ROOT, "corpus", name), "seed-"),
+                      (os.path.join(ROOT, "corpus", "regressions", name), "reg-")):
+        if not os.path.isdir(d):
+            continue
+        for f in sorted(os.listdir(d)):
+            p = os.path.join(d, f)
+            if os.path.isfile(p) and not f.startswith("."):
+                dest = os.path.join(corpus, prefix + f)
+                if not os.path.exists(dest):
+                    shutil.copy(p, dest)
+                n += 1
+    return n
+
+
+def artifacts(crashes):
+    return set(f for f in os.listdir(crashes) if f.startswith(ARTIFACT_PREFIXES) and not f.endswith(".log"))
+
+
+def summary_line(text, rc):
+    """The report's first line worth quoting: the checker's violation, a sanitizer's summary, libFuzzer's error."""
+    lines = text.splitlines()
+    for i, l in enumerate(lines):
+        if "==mmfuzz== VIOLATION" in l:
+            nxt = lines[i + 1].strip() if i + 1 < len(lines) and "==mmfuzz==" in lines[i + 1] else ""
+            return (l.strip() + (" | " + nxt if nxt else ""))[:400]
+    for pat in ("SUMMARY: ", "ERROR: libFuzzer", "==ERROR:", "runtime error:"):
+        for l in lines:
+            if pat in l:
+                return l.strip()[:400]
+    return "libFuzzer exit status %d, no report line" % rc
+
+
+class Chunk:
+    def __init__(self, name, e, work, binary, seconds, runs, nice):
+        self.name, self.entry, self.binary = name, e, binary
+        self.dir = os.path.join(work, name)
+        self.corpus = os.path.join(self.dir, "corpus")
+        self.crashes = os.path.join(self.dir, "crashes")
+        os.makedirs(self.crashes, exist_ok=True)
+        copy_seeds(name, self.corpus)
+        self.log = os.path.join(self.dir, "chunk.log")
+        self.seconds = seconds
+        self.before = artifacts(self.crashes)
+        cmd = [binary, "-max_total_time=%d" % seconds, "-runs=%d" % runs, "-print_final_stats=1",
+               "-artifact_prefix=" + self.crashes + "/"]
+        d = os.path.join(ROOT, "corpus", name + ".dict")
+        if os.path.isfile(d):
+            cmd.append("-dict=" + d)
+        for k, v in read_options(name).items():
+            if k != "dict":
+                cmd.append("-%s=%s" % (k, v))
+        cmd.append(self.corpus)
+        env = dict(os.environ)
+        env.setdefault("ASAN_OPTIONS", "abort_on_error=1:detect_leaks=0:symbolize=1")
+        env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen(cmd, cwd=self.dir, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                         preexec_fn=niced(nice))
+        self.start = time.monotonic()
+        self.stopped_by = None  # "interrupt" (Ctrl-C, SIGTERM) or "overdue", when we stopped it
+
+    def overdue(self, now):
+        # libFuzzer stops itself at -max_total_time (one input may take -timeout more).
+        return now - self.start > self.seconds + 150
+
+    def send(self, sig, why):
+        if self.proc.returncode is None:
+            try:
+                os.kill(self.proc.pid, sig)
+            except ProcessLookupError:
+                pass
+            self.stopped_by = self.stopped_by or why
+
+    def poll(self):
+        """Reaps the process if it ended: (exit code, CPU seconds) or None.  The
+        rusage of this child alone (wait4), so that with --jobs > 1 each target
+        gets its own CPU time; with one job it is the RUSAGE_CHILDREN delta."""
+        pid, status, ru = os.wait4(self.proc.pid, os.WNOHANG)
+        if pid == 0:
+            return None
+        rc = os.waitstatus_to_exitcode(status)
+        self.proc.returncode = rc
+        return rc, ru.ru_utime + ru.ru_stime
+
+    def finish(self, rc, cpu_s):
+        """Adds this chunk to its target's totals; returns the new findings."""
+        wall = time.monotonic() - self.start
+        with open(self.log, errors="replace") as f:
+            text = f.read()
+        m = EXECS_RE.findall(text)
+        if m:
+            execs = int(m[-1])
+        else:
+            st = STATUS_RE.findall(text)
+            execs = int(st[-1]) if st else 0
+        e = self.entry
+        e["execs"] += execs
+        e["cpu_s"] += cpu_s
+        e["wall_s"] += wall
+        e["chunks"] += 1
+        new = sorted(artifacts(self.crashes) - self.before)
+        # libFuzzer interrupted (our SIGINT after Ctrl-C or SIGTERM, or the
+        # terminal's own) exits with its interrupt code after the final stats:
+        # not a finding.  One we had to kill for running far past its time is.
+        interrupted = ((rc == INTERRUPT_EXIT and "libFuzzer: run interrupted" in text) or
+                       (self.stopped_by == "interrupt" and rc in (INTERRUPT_EXIT, -signal.SIGINT, -signal.SIGKILL)))
+        findings = []
+        if new or (rc != 0 and not interrupted):
+            summary = summary_line(text, rc)
+            if self.stopped_by == "overdue":
+                summary = "killed: libFuzzer ran %d s past its -max_total_time=%d; %s" % (
+                    wall - self.seconds, self.seconds, summary)
+            for a in new or [None]:
+                logcopy = os.path.join(self.crashes, (a or "chunk%d-exit%d" % (e["chunks"], rc)) + ".log")
+                shutil.copy(self.log, logcopy)
+                findings.append({"path": rel(os.path.join(self.crashes, a)) if a else None, "summary": summary,
+                                 "exit": rc, "chunk": e["chunks"], "date": now_utc(), "log": rel(logcopy)})
+            e["findings"].extend(findings)
+        self.execs, self.wall, self.cpu_s = execs, wall, cpu_s
+        return findings
+
+
+# ------------------------------------------------------------------ the campaign
+
+STOP = []                    # the signal that asked the campaign to stop, once one came
+
+
+def on_signal(signum, frame):
+    if not STOP:
+        STOP.append(signal.Signals(signum).name)
+
+
+def report_finding(name, f, build):
+    bar = "!" * 78
+    print("%s\n!! FINDING in %s (%s build, chunk %d): %s\n!! %s\n!! replay: ./mmfuzz repro %s %s\n!! log: %s\n%s" %
+          (bar, name, build, f["chunk"], f["path"] or "(no input file)", f["summary"], name, f["path"] or "-",
+           f["log"], bar), flush=True)
+
+
+def progress(c, goal):
+    e = c.entry
+    rate = c.execs / c.wall if c.wall > 0 else 0.0
+    left = max(0, goal - e["execs"])
+    eta = " eta %s" % duration(left / rate) if left and rate > 0 else ""
+    print("[%s] chunk %d: %s / %s execs (%.1f%%), %.0f exec/s, %.0f exec/cpu-s, %d finding%s%s" %
+          (c.name, e["chunks"], human(e["execs"]), human(goal), min(100.0, 100.0 * e["execs"] / goal), rate,
+           c.execs / c.cpu_s if c.cpu_s > 0 else 0.0, len(e["findings"]), "" if len(e["findings"]) == 1 else "s",
+           eta), flush=True)
+
+
+def campaign(doc, names, a, stamp, work, json_path):
+    """Runs chunks until every target has a.execs executions, the budget is
+    spent, a binary changed or a signal came (on_signal); saves after each
+    chunk.  Returns (why it ended: 'done', 'budget', 'interrupted' or
+    'changed', the targets stopped for findings)."""
+    goal = a.execs
+    deadline = time.monotonic() + a.budget if a.budget else None
+    running, streak, stopped = {}, {}, set()
+    why = "done"
+    kill_at = None
+
+    def next_target():
+        todo = [n for n in names if n not in running and n not in stopped and entry(doc, n)["execs"] < goal]
+        return min(todo, key=lambda n: (entry(doc, n)["execs"], names.index(n))) if todo else None
+
+    def reap(c, rc, cpu_s):
+        del running[c.name]
+        found = c.finish(rc, cpu_s)
+        save(doc, json_path, goal)
+        progress(c, goal)
+        for f in found:
+            report_finding(c.name, f, doc["build"])
+        if found or c.execs == 0:
+            streak[c.name] = streak.get(c.name, 0) + 1
+            if streak[c.name] >= STALL_LIMIT:
+                stopped.add(c.name)
+                c.entry["stopped"] = "%d chunks in a row ended in a finding or ran nothing" % STALL_LIMIT
+                save(doc, json_path, goal)
+                log("%s: stopped - %s (see %s)" % (c.name, c.entry["stopped"], rel(c.log)))
+        else:
+            streak[c.name] = 0
+
+    while True:
+        if STOP and why != "interrupted":
+            why = "interrupted"
+            log("%s: stopping the running chunk%s, counting what %s ran" %
+                (STOP[0], "s" if len(running) > 1 else "", "they" if len(running) > 1 else "it"))
+            for c in running.values():
+                c.send(signal.SIGINT, "interrupt")   # libFuzzer prints its final stats and exits 72
+            kill_at = time.monotonic() + 30
+        while len(running) < a.jobs and why == "done":
+            n = next_target()
+            if n is None:
+                break
+            seconds = a.chunk
+            if deadline is not None:
+                seconds = min(seconds, int(deadline - time.monotonic()))
+                if seconds < 1:
+                    why = "budget"
+                    break
+            binary = binary_path(a.build_dir, n)
+            # A binary replaced under us would count another source's executions.
+            if sha256(binary) != stamp["binaries"].get(n):
+                log("%s changed since fuzz_nofp.py built it (tree %s): stopping; rebuild and run again" %
+                    (rel(binary), stamp["tree"]))
+                why = "changed"
+                break
+            e = entry(doc, n)
+            running[n] = Chunk(n, e, work, binary, seconds, goal - e["execs"], a.nice)
+        if not running:
+            break
+        time.sleep(0.2)
+        now = time.monotonic()
+        for c in list(running.values()):
+            r = c.poll()
+            if r is not None:
+                reap(c, *r)
+            elif kill_at is not None and now > kill_at:
+                c.send(signal.SIGKILL, "interrupt")
+            elif c.overdue(now):
+                c.send(signal.SIGKILL, "overdue")
+    return why, stopped
+
+
+def print_table(doc, names, goal):
+    print("\n%-10s %-6s %14s %9s %9s %12s %11s" % ("target", "build", "executions", "goal met", "findings",
+                                                   "exec/s(wall)", "exec/cpu-s"))
+    for n in names:
+        e = entry(doc, n)
+        finish_entry(e, goal)
+        print("%-10s %-6s %14s %9s %9d %12.0f %11.0f" % (n, e["build"], human(e["execs"]),
+                                                        "yes" if e["goal_met"] else "no", len(e["findings"]),
+                                                        e["exec_per_s"], e["exec_per_cpu_s"]))
+
+
+# ------------------------------------------------------------------ arguments
+
+HELP_EPILOG = """\
+builds (--build):
+  ubsan  (default) build/nofp-ubsan: clang -O2 -g, -fsanitize=fuzzer
+         (MM_ENGINE=libfuzzer) and UBSan (MM_SANITIZE=undefined), MM_DEBUG=2,
+         test hooks on.  The checker - the only source of false positives -
+         runs exactly as in the fuzz preset (the targets' own levels: level 2
+         after every op, level 3 - watermark: 4 - at the end); ASan is left
+         out for speed.  Without ASan the slub and kmalloc targets also run
+         their bad-free ops (skipped under ASan, whose KASAN stops first) and
+         check the allocator's own reports of them.
+  asan   build/nofp-asan: the fuzz preset (clang -O1 -g, ASan+UBSan, MM_DEBUG=2),
+         what ./mmfuzz fuzz runs.  The JSON says which build counted.
+  Each build has its own build directory, so that nobody else's build of
+  build/fuzz replaces the binaries during a campaign; a stamp file there
+  records the source tree they were built from and their hashes, checked
+  before every chunk.
+
+accumulating:
+  The JSON (default bench/results/fuzz_nofp.json) holds per target
+  {name, build, execs, cpu_s, wall_s, chunks, findings, exec_per_s,
+  exec_per_cpu_s, goal_met} and {date, started, machine, commit, tree, dirty,
+  build, goal_execs, checker_env}; it is rewritten (tmp + rename) after every
+  chunk.  "tree" hashes the committed allocator/, targets/, stressors/,
+  cmake/, CMakeLists.txt (and CMakePresets.json for asan) at HEAD.  A later
+  run continues the totals only when tree, build and the MMFUZZ_* checker
+  environment match; otherwise it starts fresh, says why, and keeps the old
+  file as <work>/previous/<date>-<tree>.json.  Uncommitted changes under
+  those paths (untracked files too) are refused unless --allow-dirty; the
+  tree then carries a hash of the changes and only the same changes continue.
+  Each target's inputs live in <work>/<target>/corpus (the seeds of
+  corpus/T and corpus/regressions/T, files only, then what libFuzzer adds), so
+  later chunks and later runs continue with the grown corpus; findings in
+  <work>/<target>/crashes/, each with its chunk's log.
+
+chunks:
+  libFuzzer runs for --chunk seconds at a time (-max_total_time, -runs = what
+  is left of the goal, the target's .dict and .options), at --nice; targets
+  take turns, fewest executions first, --jobs of them at once.  A finding
+  (a non-zero exit or a crash-/leak-/timeout-/oom- file) is kept, recorded,
+  printed, and the target goes on with its next chunk; %d chunks in a row
+  ending in a finding (or running nothing) stop that target.  Ctrl-C or
+  SIGTERM stops the running chunks, counts what they ran and saves.
+
+exit status: 0 no finding; 1 a finding in the selected targets' totals (on the
+  correct allocator it is a false positive or a real bug), a stopped target, a
+  failed build or a binary that changed under the campaign; 2 bad arguments or a state to resolve (dirty tree, unreadable
+  JSON, another run holding the work dir); 130 interrupted (after saving).
+
+  ./mmfuzz bench fuzz_nofp passes only --quick and --json; run
+  bench/fuzz_nofp.py for the other options.
+""" % STALL_LIMIT
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def positive(kind, lo=1, hi=None):
+    def conv(v):
+        try:
+            x = int(v.replace("_", "").replace(",", "")) if kind is int else float(v)
+        except ValueError:
+            raise argparse.ArgumentTypeError("needs a number, not '%s'" % v)
+        if x < lo or (hi is not None and x > hi):
+            raise argparse.ArgumentTypeError("must be %s, not '%s'" %
+                                             ("between %s and %s" % (lo, hi) if hi is not None else ">= %s" % lo, v))
+        return x
+    return conv
+
+
+def parse_args(argv):
+    ap = Parser(prog="bench/fuzz_nofp.py", formatter_class=argparse.RawDescriptionHelpFormatter,
+                description="The no-false-positives campaign (issue 5): libFuzzer on every fuzz target until\n"
+                            "each has --execs executions on the correct allocator, counting executions and\n"
+                            "findings across chunks and invocations.",
+                epilog=HELP_EPILOG)
+    ap.add_argument("--execs", type=positive(int), default=10000000, metavar="N",
+                    help="executions per target (default 10000000)")
+    ap.add_argument("--targets", default="", metavar="a,b", help="targets (default: all of targets/TARGETS)")
+    ap.add_argument("--jobs", type=positive(int), default=1, metavar="J",
+                    help="targets fuzzed at once, one libFuzzer process each (default 1)")
+    ap.add_argument("--nice", type=positive(int, 0, 19), default=19, metavar="K",
+                    help="nice level of the builds and libFuzzer (default 19: a shared machine)")
+    ap.add_argument("--chunk", type=positive(int), default=300, metavar="S",
+                    help="seconds per libFuzzer run (default 300)")
+    ap.add_argument("--budget", type=positive(float, 1), metavar="S",
+                    help="overall wall-clock limit: no chunk runs past it; what was counted is kept")
+    ap.add_argument("--build", choices=sorted(BUILDS), default="ubsan", help="which build (default ubsan; below)")
+    ap.add_argument("--json", metavar="FILE", help="results (default bench/results/fuzz_nofp.json)")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: %d execs per target, %d s chunks, a separate work dir, --fresh and "
+                         "--allow-dirty; writes JSON only with --json" % (QUICK["execs"], QUICK["chunk"]))
+    ap.add_argument("--no-build", action="store_true",
+                    help="use the binaries fuzz_nofp.py built last (checked against its stamp)")
+    ap.add_argument("--fresh", action="store_true", help="start the totals from zero (the corpus is kept)")
+    ap.add_argument("--allow-dirty", action="store_true",
+                    help="run with uncommitted changes under the source paths (see below)")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="say whether the totals would continue and what is left, then exit: no build, no run")
+    ap.add_argument("--work", metavar="DIR", help="work dir (default build/nofp/<build>; --quick: build/nofp/quick-<build>)")
+    ap.add_argument("--build-dir", metavar="DIR", help="build dir (default build/nofp-<build>)")
+    a = ap.parse_args(argv)
+    known = all_targets()
+    names = []
+    for t in (x.strip() for x in a.targets.split(",")):
+        if t and t not in names:
+            names.append(t)
+    bad = [t for t in names if t not in known]
+    if bad:
+        raise UsageError("unknown target%s: %s (targets: %s)" % ("s" if len(bad) > 1 else "", ", ".join(bad),
+                                                                  ", ".join(known)))
+    a.names = names or known
+    if a.quick:
+        a.execs, a.chunk, a.fresh, a.allow_dirty = QUICK["execs"], QUICK["chunk"], True, True
+    a.json_path = os.path.abspath(a.json) if a.json else (None if a.quick else
+                                                          os.path.join(ROOT, "bench", "results", "fuzz_nofp.json"))
+    if a.json_path and not os.path.isdir(os.path.dirname(a.json_path)):
+        raise UsageError("--json: no directory for '%s'" % a.json)
+    a.build_dir = os.path.abspath(a.build_dir or os.path.join(ROOT, BUILDS[a.build]["dir"]))
+    a.work = os.path.abspath(a.work or os.path.join(ROOT, "build", "nofp",
+                                                    ("quick-" if a.quick else "") + a.build))
+    return a
+
+
+def main(argv):
+    try:
+        a = parse_args(argv)
+    except UsageError as e:
+        print("usage: bench/fuzz_nofp.py [--execs N] [--targets a,b] [--jobs J] [--nice K] [--chunk S] [--budget S]\n"
+              "                          [--build asan|ubsan] [--json FILE] [--quick] [--no-build] [--fresh]\n"
+              "                          [--allow-dirty] [--dry-run] [--work DIR] [--build-dir DIR] [--help]",
+              file=sys.stderr)
+        log(str(e))
+        return 2
+    try:
+        return run(a)
+    except KeyboardInterrupt:
+        log("interrupted before the campaign started; nothing counted")
+        return 130
+    except UsageError as e:
+        log(str(e))
+        return 2
+    except BuildError as e:
+        log(str(e))
+        return 1
+
+
+def dirty_refusal(state):
+    shown = ", ".join(state["dirty"][:8]) + (" ..." if len(state["dirty"]) > 8 else "")
+    return ("uncommitted changes in the fuzzed source (%s): executions would not belong to a commit.  Commit them, "
+            "run from a clean checkout (git worktree add), or pass --allow-dirty (the tree then carries a hash of "
+            "the changes, and only the same changes continue its totals)" % shown)
+
+
+def run(a):
+    os.makedirs(a.work, exist_ok=True)
+    lock = open(os.path.join(a.work, ".lock"), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        raise UsageError("another fuzz_nofp run is using %s" % rel(a.work))
+
+    # Which source the executions will belong to.
+    if a.no_build or a.dry_run:
+        stamp = read_stamp(a.build_dir) if a.no_build else None
+        if a.no_build and (stamp is None or stamp.get("build") != a.build):
+            raise BuildError("%s holds no %s build of fuzz_nofp.py's (no %s): drop --no-build" %
+                             (rel(a.build_dir), a.build, STAMP))
+        if stamp is None:
+            stamp = tree_state(a.build)
+    else:
+        stamp = tree_state(a.build)
+    if stamp["dirty"] and not a.allow_dirty:
+        raise UsageError(dirty_refusal(stamp))
+    if not a.no_build and not a.dry_run:
+        stamp = build_targets(a.build, a.build_dir, a.names, a.nice)
+        if stamp["dirty"] and not a.allow_dirty:
+            raise UsageError(dirty_refusal(stamp))
+    if not a.dry_run:
+        check_binaries(stamp, a.build_dir, a.names)
+
+    ident = identity(stamp, a.build)
+    try:
+        prev = load_previous(a.json_path)
+    except UsageError:
+        if not a.fresh:
+            raise
+        prev = None             # unreadable, and --fresh replaces it
+    cont, why = decide(prev, ident, a.fresh)
+    if cont:
+        log("continuing the totals in %s (tree %s, %s build, since %s)" %
+            (rel(a.json_path), ident["tree"], a.build, prev.get("started")))
+        if prev.get("goal_execs") != a.execs:
+            log("the goal changes from %s to %s executions per target" % (human(prev.get("goal_execs", 0)),
+                                                                          human(a.execs)))
+    else:
+        log("starting fresh: %s" % why)
+    doc = start_doc(prev, ident, stamp, a.execs, cont, a.build, a.nice, a.jobs)
+    for n in a.names:
+        e = entry(doc, n)
+        finish_entry(e, a.execs)
+    if a.dry_run:
+        for n in a.names:
+            e = entry(doc, n)
+            print("%-10s %14s of %s executions, %d finding%s, %s left" %
+                  (n, human(e["execs"]), human(a.execs), len(e["findings"]), "" if len(e["findings"]) == 1 else "s",
+                   human(max(0, a.execs - e["execs"]))))
+        return 0
+    if not cont and prev is not None and os.path.exists(a.json_path):
+        keep = os.path.join(a.work, "previous")
+        os.makedirs(keep, exist_ok=True)
+        dest = os.path.join(keep, "%s-%s.json" % (str(prev.get("date", "unknown")).replace(":", ""),
+                                                  str(prev.get("tree", "unknown"))[:24]))
+        shutil.copy(a.json_path, dest)
+        log("the earlier results are kept in %s" % rel(dest))
+
+    log("%s build (tree %s, commit %s%s), goal %s executions per target, %s, %d s chunks, %d job%s, nice %d; "
+        "work dir %s" % (a.build, ident["tree"], stamp["commit"][:12], ", dirty" if stamp["dirty"] else "",
+                         human(a.execs), ", ".join(a.names), a.chunk, a.jobs, "" if a.jobs == 1 else "s", a.nice,
+                         rel(a.work)))
+    save(doc, a.json_path, a.execs)
+    old_int, old_term = signal.signal(signal.SIGINT, on_signal), signal.signal(signal.SIGTERM, on_signal)
+    try:
+        why, stopped = campaign(doc, a.names, a, stamp, a.work, a.json_path)
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)
+    save(doc, a.json_path, a.execs)
+    print_table(doc, a.names, a.execs)
+    findings = sum(len(entry(doc, n)["findings"]) for n in a.names)
+    met = [n for n in a.names if entry(doc, n)["goal_met"]]
+    if a.json_path:
+        log("results in %s" % rel(a.json_path))
+    if findings:
+        log("%d finding%s on the correct allocator - a false positive or a real bug each; listed in the JSON, "
+            "files under %s/<target>/crashes/" % (findings, "" if findings == 1 else "s", rel(a.work)))
+    if why == "budget":
+        log("budget spent; run again to continue the totals")
+    if why == "interrupted":
+        log("interrupted; run again to continue the totals")
+        return 130
+    if len(met) == len(a.names):
+        log("goal met: %d target%s with >= %s executions each, zero findings" %
+            (len(met), "" if len(met) == 1 else "s", human(a.execs)))
+    else:
+        log("goal not met yet: %d of %d targets have %s executions%s" %
+            (len(met), len(a.names), human(a.execs), " and zero findings" if findings else ""))
+    return 1 if findings or stopped or why == "changed" else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -79,8 +79,12 @@ void mm_bug(const char *file, int line, const char *cond) __attribute__((noretur
  * (pcp_check in pcp.c).  It is the oracle, not code under test: fuzzing
  * builds leave it out of coverage, so its loops neither slow the engine
  * down nor count as progress (cmake/fuzz.cmake does the same for check/).
+ * The libFuzzer builds with ASan leave the oracle out of ASan as well
+ * (MM_ORACLE_NO_ASAN, set by cmake/fuzz.cmake).
  */
-#if defined(__clang__)
+#if defined(__clang__) && defined(MM_ORACLE_NO_ASAN)
+#define __mm_checker __attribute__((no_sanitize("coverage", "address")))   /* cmake/fuzz.cmake */
+#elif defined(__clang__)
 #define __mm_checker __attribute__((no_sanitize("coverage")))
 #else
 #define __mm_checker

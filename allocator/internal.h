@@ -7,6 +7,8 @@
 #ifndef MM_INTERNAL_H
 #define MM_INTERNAL_H
 
+#include <string.h>
+
 #include "types.h"
 #include "cpu/vcpu.h"
 
@@ -76,6 +78,37 @@ static inline uint64_t mm_sig_mix(uint64_t h, uint64_t x)
 	return (h ^ x) * 0x100000001b3ULL;
 }
 #define MM_SIG_INIT 0xcbf29ce484222325ULL
+/*
+ * @len bytes at @p into @h: four lanes of mm_sig_mix(), eight bytes a step,
+ * so that the multiplies of a long block overlap instead of forming one
+ * serial chain (the signature of a zone hashes a few hundred words after
+ * every fuzz op).  For memory its caller may read plainly.
+ */
+static inline uint64_t mm_sig_bytes(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = (const unsigned char *)p;
+	uint64_t l0 = h, l1 = h ^ 0x9e3779b97f4a7c15ULL, l2 = h ^ 0xc2b2ae3d27d4eb4fULL, l3 = h ^ 0x165667b19e3779f9ULL;
+	uint64_t w0, w1, w2, w3;
+	size_t i = 0;
+
+	for (; i + 32 <= len; i += 32) {
+		memcpy(&w0, b + i, 8);
+		memcpy(&w1, b + i + 8, 8);
+		memcpy(&w2, b + i + 16, 8);
+		memcpy(&w3, b + i + 24, 8);
+		l0 = mm_sig_mix(l0, w0);
+		l1 = mm_sig_mix(l1, w1);
+		l2 = mm_sig_mix(l2, w2);
+		l3 = mm_sig_mix(l3, w3);
+	}
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w0, b + i, 8);
+		l0 = mm_sig_mix(l0, w0);
+	}
+	for (; i < len; i++)
+		l1 = mm_sig_mix(l1, b[i]);
+	return mm_sig_mix(mm_sig_mix(mm_sig_mix(mm_sig_mix(l0, l1), l2), l3), len);
+}
 static inline bool mm_check_incremental(const struct mm *mm, int level)
 {
 	return level == 2 && !mm->check_full_walks;

@@ -132,6 +132,22 @@ static bool block_mt_ok(struct mm *mm, struct zone *zone, unsigned long pfn, uns
 	return true;
 }
 
+/* Is every pfn of [pfn, pfn + nr) valid?  A word of valid_bitmap at a time. */
+static bool pfn_range_valid(const struct mm *mm, unsigned long pfn, unsigned long nr)
+{
+	const unsigned long bits = 8 * sizeof(long);
+	if (pfn < mm->first_pfn || pfn >= mm->end_pfn || nr > mm->end_pfn - pfn)
+		return false;
+	for (unsigned long i = pfn - mm->first_pfn, e = i + nr; i < e;) {
+		unsigned long bit = i % bits, span = bits - bit < e - i ? bits - bit : e - i;
+		unsigned long mask = (span == bits ? ~0UL : (1UL << span) - 1) << bit;
+		if ((mm->valid_bitmap[i / bits] & mask) != mask)
+			return false;
+		i += span;
+	}
+	return true;
+}
+
 static bool check_free_block(struct mm *mm, struct zone *zone, struct page *page, unsigned int order,
 			     int mt, int level, struct mm_violation *v)
 {
@@ -169,8 +185,9 @@ static bool check_free_block(struct mm *mm, struct zone *zone, struct page *page
 	 * span ends in the wrong place), so the per-operation walk stays
 	 * O(free blocks).
 	 */
+	bool all_valid = level >= 3 && pfn_range_valid(mm, pfn, nr);
 	for (unsigned long i = 0; i < nr; i = (level >= 3 || i + 1 == nr) ? i + 1 : nr - 1) {
-		if (!__pfn_valid(mm, pfn + i))
+		if (!all_valid && !__pfn_valid(mm, pfn + i))
 			return mm_violate(v, MM_INV_B1, zone->idx, -1, pfn + i, order, 1, 0,
 					  "zone %s: order-%u block at pfn %#lx covers pfn %#lx, which is a hole",
 					  zone->name, order, pfn, pfn + i);
@@ -246,13 +263,8 @@ static unsigned long zone_l2_signature(struct mm *mm, struct zone *z)
 {
 	uint64_t h = MM_SIG_INIT;
 	h = mm_sig_mix(h, (uint64_t)mm->cfg.wmark_algo);
-	for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++) {
-		h = mm_sig_mix(h, z->free_area[o].nr_free);
-		for (int mt = 0; mt < MIGRATE_TYPES; mt++) {
-			h = mm_sig_mix(h, (uintptr_t)z->free_area[o].free_list[mt].next);
-			h = mm_sig_mix(h, (uintptr_t)z->free_area[o].free_list[mt].prev);
-		}
-	}
+	/* The list heads and nr_free of every order: under zone->lock, which the checker holds. */
+	h = mm_sig_bytes(h, z->free_area, sizeof(z->free_area));
 	for (int i = 0; i < NR_VM_ZONE_STAT_ITEMS; i++)
 		h = mm_sig_mix(h, (uint64_t)zone_page_state(z, (enum zone_stat_item)i));
 	for (int w = 0; w < NR_WMARK; w++)
@@ -263,10 +275,9 @@ static unsigned long zone_l2_signature(struct mm *mm, struct zone *z)
 		h = mm_sig_mix(h, (uint64_t)z->lowmem_reserve[j]);
 	h = mm_sig_mix(h, (uint64_t)atomic_load(&z->managed_pages));
 	if (z->pageblock_flags && populated_zone(z)) {
-		const unsigned char *pb = (const unsigned char *)z->pageblock_flags;
+		/* Written under zone->lock (set_pageblock_migratetype): plain reads are safe here. */
 		size_t n = ((zone_end_pfn(z) - z->pageblock_base_pfn) >> mm->pageblock_order) + 1;
-		for (size_t i = 0; i < n; i++)
-			h = mm_sig_mix(h, pb[i]);
+		h = mm_sig_bytes(h, (const void *)z->pageblock_flags, n);
 	}
 	return h ? (unsigned long)h : 1;
 }
@@ -316,9 +327,33 @@ enum { OWN_BUDDY = 1, OWN_PCP, OWN_CLIENT, OWN_KERNEL, OWN_SLAB };
 static const char *const own_names[] = { "nowhere", "a buddy free block", "a pcp list",
 					 "a client allocation", "an allocation (memmap)", "a slab" };
 
+/* Is any of @n bytes at @p non-zero? */
+static bool bytes_any_set(const unsigned char *p, unsigned long n)
+{
+	unsigned long i = 0, w;
+	for (; i + sizeof(w) <= n; i += sizeof(w)) {
+		memcpy(&w, p + i, sizeof(w));
+		if (w)
+			return true;
+	}
+	for (; i < n; i++)
+		if (p[i])
+			return true;
+	return false;
+}
+
 static void owner_mark(struct owner_map *m, unsigned long pfn, unsigned long nr, int who)
 {
-	for (unsigned long i = 0; i < nr && !m->bad; i++) {
+	if (m->bad)
+		return;
+	/* The usual case, a whole block of valid pfns nobody else holds: one memset. */
+	if (nr > 1 && pfn_range_valid(m->mm, pfn, nr) && !bytes_any_set(&m->where[pfn - m->mm->first_pfn], nr)) {
+		memset(&m->where[pfn - m->mm->first_pfn], who, nr);
+		m->marked += nr;
+		return;
+	}
+	/* Page by page, to name the first pfn that is a hole or held twice. */
+	for (unsigned long i = 0; i < nr; i++) {
 		unsigned long p = pfn + i;
 		if (!__pfn_valid(m->mm, p)) {
 			m->bad = true;

@@ -20,8 +20,13 @@ the final check and mm_reset), and the CPU time of one mm_check call per
 level.  The machine is shared: compare the settings of one target with each
 other, not across runs.
 
+A row "steady" follows each target's default row (--steady N1,N2, default
+20000,80000): the marginal exec/cpu-s of executions N1..N2 of the same
+deterministic campaign, i.e. the rate of a campaign past its start, which
+is what a long or continuous fuzzing run sees (see steady()).
+
 Usage: bench/fuzz_exec.py [--seconds S] [--targets t1,t2] [--settings default,level1,off]
-                          [--build-dir DIR] [--json FILE] [--quick] [--no-build]
+                          [--steady N1,N2] [--build-dir DIR] [--json FILE] [--quick] [--no-build]
        ./mmfuzz bench fuzz_exec [--quick] [--json FILE]
 Writes bench/results/fuzz_exec.json unless --json says otherwise (--quick:
 only with --json).  Exit status 0; 1 when a run found something (a finding
@@ -75,7 +80,7 @@ def build(build_dir, names):
     return True
 
 
-def run_one(binary, target, seconds, env_extra):
+def run_one(binary, target, seconds, env_extra, runs=0, stats=True):
     work = tempfile.mkdtemp(prefix="fuzz_exec-")
     try:
         corpus = os.path.join(work, "corpus")
@@ -86,15 +91,15 @@ def run_one(binary, target, seconds, env_extra):
                     p = os.path.join(d, f)
                     if os.path.isfile(p):
                         shutil.copy(p, os.path.join(corpus, "%s-%s" % (os.path.basename(d), f)))
-        cmd = [binary, "-max_total_time=%d" % seconds, "-print_final_stats=1", "-seed=1",
-               "-artifact_prefix=%s/" % work, corpus]
+        cmd = [binary, "-runs=%d" % runs if runs else "-max_total_time=%d" % seconds, "-print_final_stats=1",
+               "-seed=1", "-artifact_prefix=%s/" % work, corpus]
         opts = os.path.join(ROOT, "corpus", target + ".dict")
         if os.path.isfile(opts):
             cmd.insert(1, "-dict=" + opts)
-        env = dict(os.environ, MMFUZZ_STATS="1", **env_extra)
+        env = dict(os.environ, MMFUZZ_STATS="1" if stats else "0", **env_extra)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         r = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=seconds + 120)
+                           timeout=(seconds + 120) if not runs else max(600, runs // 100))
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         out = r.stdout
@@ -127,6 +132,26 @@ def run_one(binary, target, seconds, env_extra):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def steady(binary, target, n1, n2):
+    """The marginal CPU cost of an execution once the campaign is past its
+    start: two runs from the same seeds and -seed, -runs=n1 and -runs=n2,
+    without MMFUZZ_STATS (its clock reads cost a few per cent); the first n1
+    executions of both are the same, so (n2 - n1) / (cpu2 - cpu1) is the
+    rate of executions n1..n2.  A 15-second run from the seeds measures the
+    start, where libFuzzer writes a new corpus file every few executions,
+    re-runs new inputs for leaks and its entropic bookkeeping scans the
+    rarest features on every feature it sees: costs that fade as the
+    campaign goes on."""
+    a = run_one(binary, target, 0, {}, runs=n1, stats=False)
+    b = run_one(binary, target, 0, {}, runs=n2, stats=False)
+    res = {"runs": [n1, n2], "cpu_s": [a["cpu_s"], b["cpu_s"]], "finding": a["finding"] or b["finding"]}
+    d = b["cpu_s"] - a["cpu_s"]
+    res["exec_per_cpu_s"] = round((b["execs"] - a["execs"]) / d, 1) if d > 0 and b["execs"] > a["execs"] else 0.0
+    if res["finding"]:
+        res["report"] = a.get("report") or b.get("report")
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser(description="fuzz-target throughput and checker cost")
     ap.add_argument("--seconds", type=int, default=30)
@@ -136,12 +161,23 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--quick", action="store_true", help="5 s per run, default setting only")
     ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--steady", default="20000,80000", metavar="N1,N2",
+                    help="steady-state exec/cpu-s of the default setting from -runs=N1 and -runs=N2 "
+                         "(the marginal rate; 0 = skip; --quick skips it)")
     a = ap.parse_args()
     a.build_dir = os.path.abspath(a.build_dir)
     names = [t for t in a.targets.split(",") if t] or targets()
     settings = ["default"] if a.quick else [s for s in a.settings.split(",") if s]
     seconds = 5 if a.quick else a.seconds
     bad = [s for s in settings if s not in SETTINGS] + [t for t in names if t not in targets()]
+    try:
+        steady_runs = [] if a.quick or a.steady == "0" else [int(x) for x in a.steady.split(",")]
+        if steady_runs and (len(steady_runs) != 2 or not 0 < steady_runs[0] < steady_runs[1]):
+            raise ValueError
+    except ValueError:
+        ap.print_usage(sys.stderr)
+        log("--steady needs N1,N2 with 0 < N1 < N2 (or 0), not '%s'" % a.steady)
+        return 2
     if bad or seconds < 1:
         ap.print_usage(sys.stderr)
         log("unknown setting or target: %s" % ", ".join(bad) if bad else "--seconds must be >= 1")
@@ -173,6 +209,16 @@ def main():
             if r["finding"]:
                 failed = True
                 print(r.get("report", ""))
+        if steady_runs and "default" in settings:
+            log("%s, steady state: -runs=%d and -runs=%d" % (t, steady_runs[0], steady_runs[1]))
+            st = steady(binary, t, steady_runs[0], steady_runs[1])
+            next(r for r in rows if r["target"] == t and r["checks"] == "default")["steady"] = st
+            print("%-10s %-8s %9s %10.0f   executions %d..%d, marginal CPU rate, no stats%s" % (
+                t, "steady", "-", st["exec_per_cpu_s"], steady_runs[0], steady_runs[1],
+                "   FINDING" if st["finding"] else ""), flush=True)
+            if st["finding"]:
+                failed = True
+                print(st.get("report", ""))
     doc = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count() or 0),
            "engine": "libfuzzer", "preset": "fuzz (clang, ASan+UBSan, MM_DEBUG=2)", "seconds": seconds,

@@ -3,6 +3,7 @@
  * cgen.c - the standalone C reproducer writer: prologue with the checking
  * helpers, the config, and the epilogue.  See cgen.h.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,8 @@ static const char prologue[] =
 	"#include \"mm/slab.h\"\n"
 	"\n"
 	"#define UNUSED __attribute__((unused))\n"
+	"/* A run cut short by a violation or a crash leaves the last op's variables unused. */\n"
+	"#pragma GCC diagnostic ignored \"-Wunused-variable\"\n"
 	"static struct mm *mm;\n"
 	"\n"
 	"UNUSED static void fail(int op, const char *fmt, ...)\n"
@@ -216,9 +219,60 @@ static const char prologue[] =
 	"}\n"
 	"\n";
 
+/*
+ * A run that crashes (SIGSEGV in the allocator, a BUG() abort, ...) still
+ * leaves a complete C file: the ops up to the one that crashed, then the
+ * ending mf_cgen_finish() writes, naming the signal.  stdio from a
+ * signal handler is not async-signal-safe; the process is dying anyway,
+ * and a truncated reproducer is what the user would get otherwise.  The
+ * handler runs once, puts back the handler that was there before (the
+ * default, or a sanitizer's) and raises the signal again, so what happens
+ * next - the sanitizer's report, the exit status, a core dump - is as
+ * without it.
+ */
+#define NR_CRASH_SIGNALS 5
+static struct mf_ctx *cgen_ctx;
+static const int crash_signals[NR_CRASH_SIGNALS] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+static struct sigaction crash_old[NR_CRASH_SIGNALS];
+
+static void crash_finish(int sig)
+{
+	struct mf_ctx *c = cgen_ctx;
+	char msg[96];
+
+	cgen_ctx = NULL;
+	if (c && c->cgen) {
+		snprintf(msg, sizeof(msg), "the fuzz run died of signal %d (%s) in this op", sig, strsignal(sig));
+		mf_cgen_finish(c, "crash", msg);
+	}
+	for (int i = 0; i < NR_CRASH_SIGNALS; i++)
+		if (crash_signals[i] == sig)
+			sigaction(sig, &crash_old[i], NULL);
+	raise(sig);
+}
+
+static void crash_handlers_install(void)
+{
+	static bool done;
+	struct sigaction sa;
+
+	if (done)
+		return;
+	done = true;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = crash_finish;
+	sa.sa_flags = SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < NR_CRASH_SIGNALS; i++)
+		sigaction(crash_signals[i], &sa, &crash_old[i]);
+}
+
 void mf_cgen_begin(struct mf_ctx *c)
 {
 	FILE *f = c->cgen;
+
+	cgen_ctx = c;
+	crash_handlers_install();
 	fprintf(f, "/*\n * Standalone reproducer written by `mmfuzz trace %s %s --c %s`.\n",
 		c->t->name, c->input_name ? c->input_name : "-", cgen_path);
 	fprintf(f, " * It uses only the allocator API; build it against the library, e.g.\n"
@@ -470,4 +524,5 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 	fprintf(stderr, "mmfuzz: wrote %s\n", cgen_path);
 	cgen_out = NULL;
 	c->cgen = NULL;
+	cgen_ctx = NULL;
 }

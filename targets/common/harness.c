@@ -14,7 +14,10 @@
  *   MMFUZZ_CHECK_INCREMENTAL  0: level 2 walks every zone, pcp and cache after every op, not
  *                       only those an op changed (mm_check_set_incremental) - to find the
  *                       very first op after which a corruption shows
+ *   MMFUZZ_CRASH_AT_OP  N: raise SIGSEGV right after op [N] ran - the tests of what a
+ *                       crashing run leaves behind (the C reproducer's ending, cgen.c)
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -32,6 +35,7 @@ static struct {
 	bool init;
 	int check_level, final_level;     /* -1: the target's */
 	unsigned int max_ops;
+	unsigned long crash_at;           /* MMFUZZ_CRASH_AT_OP, ~0: never */
 	bool trace, stats;
 	const char *input_name;
 } knobs;
@@ -88,6 +92,7 @@ static void knobs_init(void)
 	knobs.max_ops = (unsigned int)mf_env_ulong("MMFUZZ_MAX_OPS", MF_MAX_OPS);
 	if (knobs.max_ops > MF_MAX_OPS)
 		knobs.max_ops = MF_MAX_OPS;
+	knobs.crash_at = mf_env_ulong("MMFUZZ_CRASH_AT_OP", ~0UL);
 	knobs.trace = mf_env_ulong("MMFUZZ_TRACE", 0) != 0;
 	knobs.stats = mf_env_ulong("MMFUZZ_STATS", 0) != 0;
 	if (knobs.stats)
@@ -200,6 +205,8 @@ int mf_run_input(const struct mf_target *t, const uint8_t *data, size_t size)
 			mf_print_op(c.cgen, t, op, false);
 		MF_C(&c, " */\n");
 		d->exec(&c, op);
+		if (c.cur == knobs.crash_at)
+			raise(SIGSEGV);
 		if (c.trace) {
 			fprintf(c.trace, "[%u] ", c.cur);
 			mf_print_op(c.trace, t, op, true);

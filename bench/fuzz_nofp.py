@@ -54,6 +54,7 @@ ARTIFACT_PREFIXES = ("crash-", "leak-", "timeout-", "oom-")
 INTERRUPT_EXIT = 72          # libFuzzer's -interrupted_exitcode default: SIGINT/SIGTERM, stats printed
 EXECS_RE = re.compile(r"^stat::number_of_executed_units: (\d+)", re.M)
 STATUS_RE = re.compile(r"^#(\d+)\s", re.M)
+WRITTEN_RE = re.compile(r"Test unit written to (\S+)")
 STAMP = "fuzz_nofp-stamp.json"
 STALL_LIMIT = 3              # chunks in a row that end in a finding or run nothing: stop the target
 QUICK = {"execs": 2000, "chunk": 10}
@@ -430,7 +431,13 @@ class Chunk:
         e["cpu_s"] += cpu_s
         e["wall_s"] += wall
         e["chunks"] += 1
-        new = sorted(artifacts(self.crashes) - self.before)
+        # The files libFuzzer wrote: new names, and those it says it wrote
+        # (the same input found again keeps its name).
+        new = artifacts(self.crashes) - self.before
+        for w in WRITTEN_RE.findall(text):
+            if os.path.dirname(os.path.abspath(w)) == self.crashes and os.path.isfile(w):
+                new.add(os.path.basename(w))
+        new = sorted(f for f in new if f.startswith(ARTIFACT_PREFIXES))
         # libFuzzer interrupted (our SIGINT after Ctrl-C or SIGTERM, or the
         # terminal's own) exits with its interrupt code after the final stats:
         # not a finding.  One we had to kill for running far past its time is.
@@ -443,7 +450,7 @@ class Chunk:
                 summary = "killed: libFuzzer ran %d s past its -max_total_time=%d; %s" % (
                     wall - self.seconds, self.seconds, summary)
             for a in new or [None]:
-                logcopy = os.path.join(self.crashes, (a or "chunk%d-exit%d" % (e["chunks"], rc)) + ".log")
+                logcopy = os.path.join(self.crashes, "%s-chunk%d.log" % (a or "exit%d" % rc, e["chunks"]))
                 shutil.copy(self.log, logcopy)
                 findings.append({"path": rel(os.path.join(self.crashes, a)) if a else None, "summary": summary,
                                  "exit": rc, "chunk": e["chunks"], "date": now_utc(), "log": rel(logcopy)})
@@ -464,9 +471,10 @@ def on_signal(signum, frame):
 
 def report_finding(name, f, build):
     bar = "!" * 78
-    print("%s\n!! FINDING in %s (%s build, chunk %d): %s\n!! %s\n!! replay: ./mmfuzz repro %s %s\n!! log: %s\n%s" %
-          (bar, name, build, f["chunk"], f["path"] or "(no input file)", f["summary"], name, f["path"] or "-",
-           f["log"], bar), flush=True)
+    replay = "./mmfuzz repro %s %s" % (name, f["path"]) if f["path"] else "no input file: see the log"
+    print("%s\n!! FINDING in %s (%s build, chunk %d): %s\n!! %s\n!! replay: %s\n!! log: %s\n%s" %
+          (bar, name, build, f["chunk"], f["path"] or "(no input file)", f["summary"], replay, f["log"], bar),
+          flush=True)
 
 
 def progress(c, goal):

@@ -31,7 +31,8 @@ spec.loader.exec_module(nofp)
 # The stand-in for a libFuzzer binary.  STUB_MODE: "ok" (default) runs
 # min(-runs, 1000) inputs at once; "crash2" crashes (a checker violation, a
 # crash-* file, exit 1) in its second run in this work dir; "crash" in every
-# run; "sleep" runs 200 inputs a second until -max_total_time or SIGINT
+# run, writing the same crash file each time (as libFuzzer does for the same
+# input); "sleep" runs 200 inputs a second until -max_total_time or SIGINT
 # (then, as libFuzzer: "run interrupted", the final stats, exit 72).
 STUB = r'''#!/usr/bin/env python3
 import json, os, signal, sys, time
@@ -53,8 +54,10 @@ def interrupted(sig, frame):
     os._exit(72)
 signal.signal(signal.SIGINT, interrupted)
 if mode == "crash" or (mode == "crash2" and n == 2):
-    with open(flags["artifact_prefix"] + "crash-%d" % n, "w") as f:
+    art = flags["artifact_prefix"] + ("crash-%d" % n if mode == "crash2" else "crash-same")
+    with open(art, "w") as f:
         f.write("input")
+    print("artifact_prefix='%s'; Test unit written to %s" % (flags["artifact_prefix"], art))
     print("==mmfuzz== VIOLATION B1 in target stub, at op [3] free (of 5)")
     print("==mmfuzz== B1: stand-in block on the wrong list")
     print("==42== ERROR: libFuzzer: deadly signal")
@@ -189,6 +192,10 @@ class Campaign(unittest.TestCase):
         self.assertIn("config: stopped - %d chunks in a row" % nofp.STALL_LIMIT, out)
         e = self.target("config")
         self.assertEqual((e["chunks"], len(e["findings"])), (nofp.STALL_LIMIT, nofp.STALL_LIMIT))
+        # The same input found again: each finding still names its file, and has its own log.
+        crash = os.path.join(self.work, "config", "crashes", "crash-same")
+        self.assertEqual([f["path"] for f in e["findings"]], [crash] * nofp.STALL_LIMIT)
+        self.assertEqual(len(set(f["log"] for f in e["findings"])), nofp.STALL_LIMIT)
 
     def test_interrupt_saves_the_running_chunk(self):
         p = subprocess.Popen(self.args("--targets", "sched", "--execs", "1000000", "--chunk", "60"),

@@ -519,6 +519,7 @@ def campaign(doc, names, a, stamp, work, json_path):
                 log("%s: stopped - %s (see %s)" % (c.name, c.entry["stopped"], rel(c.log)))
         else:
             streak[c.name] = 0
+            c.entry.pop("stopped", None)
 
     while True:
         if STOP and why != "interrupted":
@@ -666,8 +667,9 @@ def parse_args(argv):
     ap.add_argument("--build", choices=sorted(BUILDS), default="ubsan", help="which build (default ubsan; below)")
     ap.add_argument("--json", metavar="FILE", help="results (default bench/results/fuzz_nofp.json)")
     ap.add_argument("--quick", action="store_true",
-                    help="smoke run: %d execs per target, %d s chunks, a separate work dir, --fresh and "
-                         "--allow-dirty; writes JSON only with --json" % (QUICK["execs"], QUICK["chunk"]))
+                    help="smoke run: %d execs per target, %d s chunks, its own build and work dirs "
+                         "(build/nofp-<build>-quick, build/nofp/quick-<build>), --fresh and --allow-dirty; "
+                         "writes JSON only with --json" % (QUICK["execs"], QUICK["chunk"]))
     ap.add_argument("--no-build", action="store_true",
                     help="use the binaries fuzz_nofp.py built last (checked against its stamp)")
     ap.add_argument("--fresh", action="store_true", help="start the totals from zero (the corpus is kept)")
@@ -694,7 +696,10 @@ def parse_args(argv):
                                                           os.path.join(ROOT, "bench", "results", "fuzz_nofp.json"))
     if a.json_path and not os.path.isdir(os.path.dirname(a.json_path)):
         raise UsageError("--json: no directory for '%s'" % a.json)
-    a.build_dir = os.path.abspath(a.build_dir or os.path.join(ROOT, BUILDS[a.build]["dir"]))
+    # --quick builds and fuzzes apart from the campaign's dirs: a smoke run of
+    # a dirty tree must not replace the binaries a campaign is counting with.
+    a.build_dir = os.path.abspath(a.build_dir or os.path.join(ROOT, BUILDS[a.build]["dir"] +
+                                                              ("-quick" if a.quick else "")))
     a.work = os.path.abspath(a.work or os.path.join(ROOT, "build", "nofp",
                                                     ("quick-" if a.quick else "") + a.build))
     return a
@@ -731,12 +736,13 @@ def dirty_refusal(state):
 
 
 def run(a):
-    os.makedirs(a.work, exist_ok=True)
-    lock = open(os.path.join(a.work, ".lock"), "w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        raise UsageError("another fuzz_nofp run is using %s" % rel(a.work))
+    if not a.dry_run:               # (a dry run only reads: it may look at a running campaign's totals)
+        os.makedirs(a.work, exist_ok=True)
+        lock = open(os.path.join(a.work, ".lock"), "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise UsageError("another fuzz_nofp run is using %s" % rel(a.work))
 
     # Which source the executions will belong to.
     if a.no_build or a.dry_run:

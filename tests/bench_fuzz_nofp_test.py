@@ -8,7 +8,8 @@ was given.  What is tested is the runner: chunks add up to the goal and
 stop there, totals continue across invocations only for the same tree and
 build, findings are kept, reported and fail the run without ending the
 target, interrupts and the budget keep what was counted, and a dirty tree,
-a changed binary, an unreadable JSON and bad arguments are refused.
+a changed binary, an unreadable JSON, a second run on a busy work dir and
+bad arguments are refused.
 Seconds, no build.  usage: python3 tests/bench_fuzz_nofp_test.py [-v]
 """
 import importlib.util
@@ -197,7 +198,7 @@ class Campaign(unittest.TestCase):
         self.assertEqual([f["path"] for f in e["findings"]], [crash] * nofp.STALL_LIMIT)
         self.assertEqual(len(set(f["log"] for f in e["findings"])), nofp.STALL_LIMIT)
 
-    def test_interrupt_saves_the_running_chunk(self):
+    def test_interrupt_saves_the_running_chunk_and_the_work_dir_is_locked(self):
         p = subprocess.Popen(self.args("--targets", "sched", "--execs", "1000000", "--chunk", "60"),
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              env=dict(os.environ, STUB_MODE="sleep"))
@@ -205,7 +206,12 @@ class Campaign(unittest.TestCase):
         end = time.time() + 20
         while not os.path.exists(log) and time.time() < end:
             time.sleep(0.05)
-        time.sleep(1.0)
+        # While it runs: a second run on its work dir is refused, a dry run reads its totals.
+        out = self.run_nofp("--targets", "sched", "--execs", "10", rc=2)
+        self.assertIn("another fuzz_nofp run is using %s" % self.work, out)
+        out = self.run_nofp("--targets", "sched", "--execs", "1000000", "--dry-run")
+        self.assertRegex(out, r"sched +0 of 1,000,000 executions")
+        time.sleep(0.5)
         p.send_signal(signal.SIGTERM)
         out = p.communicate(timeout=40)[0]
         self.assertEqual(p.returncode, 130, out)

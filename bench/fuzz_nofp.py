@@ -22,7 +22,6 @@ import json
 import os
 import platform
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -778,7 +777,7 @@ def run(a):
             log("the goal changes from %s to %s executions per target" % (human(prev.get("goal_execs", 0)),
                                                                           human(a.execs)))
     else:
-        log("starting fresh: %s" % why)
+        log("starting fresh: %s" % ("--quick always does" if a.quick else why))
     doc = start_doc(prev, ident, stamp, a.execs, cont, a.build, a.nice, a.jobs)
     for n in a.names:
         e = entry(doc, n)

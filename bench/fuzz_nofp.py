@@ -735,14 +735,18 @@ def dirty_refusal(state):
 
 
 def run(a):
-    if not a.dry_run:               # (a dry run only reads: it may look at a running campaign's totals)
-        os.makedirs(a.work, exist_ok=True)
-        lock = open(os.path.join(a.work, ".lock"), "w")
+    if a.dry_run:                   # a dry run only reads: it may look at a running campaign's totals
+        return run_locked(a)
+    os.makedirs(a.work, exist_ok=True)
+    with open(os.path.join(a.work, ".lock"), "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             raise UsageError("another fuzz_nofp run is using %s" % rel(a.work))
+        return run_locked(a)
 
+
+def run_locked(a):
     # Which source the executions will belong to.
     if a.no_build or a.dry_run:
         stamp = read_stamp(a.build_dir) if a.no_build else None

@@ -127,6 +127,61 @@ static void mark(void *w, unsigned long pfn, unsigned long nr)
 		marked[pfn + i]++;
 }
 
+
+/*
+ * The shadow's treap: in order by address, every allocation in [lo, hi),
+ * a max-heap by prio.  Returns the number of nodes, or -1 if any of that
+ * does not hold.
+ */
+static long treap_ok(const struct mf_alloc *t, uintptr_t lo, uintptr_t hi)
+{
+	if (!t)
+		return 0;
+	if (t->addr < lo || t->addr >= hi || (t->tl && t->tl->prio > t->prio) || (t->tr && t->tr->prio > t->prio))
+		return -1;
+	long l = treap_ok(t->tl, lo, t->addr), r = treap_ok(t->tr, t->addr + 1, hi);
+	return l < 0 || r < 0 ? -1 : l + r + 1;
+}
+
+/*
+ * Random adds and removes of one-page allocations over the 64 page slots,
+ * against a plain array: the treap stays ordered and balanced by prio,
+ * mf_shadow_find() answers as a linear search does, and an add that
+ * would overlap is not made (mf_shadow_add would report it: the slot map
+ * says so first).
+ */
+static void treap_random(struct mf_ctx *c)
+{
+	struct mf_shadow *s = c->sh;
+	struct mf_alloc *at[ARENA / 4096] = { 0 };
+	uint64_t x = 88172645463325252ULL;
+
+	while (mf_shadow_count(s))
+		mf_shadow_remove(c, s->live[0]);
+	CHECK(s->root == NULL);
+	for (int step = 0; step < 20000; step++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		unsigned int slot = (unsigned int)(x % (ARENA / 4096));
+		if (at[slot]) {
+			mf_shadow_remove(c, at[slot]);
+			at[slot] = NULL;
+		} else if (!mf_shadow_full(s)) {
+			at[slot] = mf_shadow_add(c, 0, arena + (size_t)slot * 4096, 4096, 4096, false);
+		}
+		if (step % 97 == 0) {
+			long n = treap_ok(s->root, 0, UINTPTR_MAX);
+			CHECK(n == (long)mf_shadow_count(s));
+			for (unsigned int k = 0; k < ARENA / 4096; k++) {
+				uintptr_t addr = (uintptr_t)arena + (uintptr_t)k * 4096 + (x % 4096);
+				CHECK(mf_shadow_find(s, addr) == at[k]);
+			}
+		}
+	}
+	while (mf_shadow_count(s))
+		mf_shadow_remove(c, s->live[0]);
+	CHECK(s->root == NULL);
+}
+
 static void test_intervals(void)
 {
 	struct mf_ctx c;
@@ -165,8 +220,8 @@ static void test_intervals(void)
 	CHECK(mf_shadow_find(&sh, a[1]->addr) == a[1]);
 	for (unsigned int i = 0; i < 6; i++)
 		CHECK(sh.live[i]->slot == i);
-	for (unsigned int i = 0; i + 1 < 6; i++)
-		CHECK(sh.by_addr[i]->addr < sh.by_addr[i + 1]->addr);
+	CHECK(treap_ok(sh.root, 0, UINTPTR_MAX) == 6);
+	treap_random(&c);
 }
 
 int main(void)

@@ -20,6 +20,7 @@ uint64_t mf_pattern_word(uint32_t id, uint32_t gen, size_t off)
 void mf_shadow_reset(struct mf_shadow *sh, uintptr_t lo, uintptr_t hi)
 {
 	sh->nlive = 0;
+	sh->root = NULL;
 	sh->next_id = 1;
 	sh->lo = lo;
 	sh->hi = hi;
@@ -177,18 +178,99 @@ static void check_zero(struct mf_ctx *c, const void *addr, size_t len)
 
 /* ------------------------------------------------------------ the intervals */
 
-/* First index in by_addr whose addr is >= @addr. */
-static unsigned int lower_bound(const struct mf_shadow *sh, uintptr_t addr)
+/*
+ * The treap: a binary search tree by addr (live allocations never overlap,
+ * so addresses are distinct) that is a max-heap by prio.  Priorities hash
+ * the id, so the shape - and the work - is the same on every run of an
+ * input.
+ */
+static uint32_t treap_prio(uint32_t id)
 {
-	unsigned int lo = 0, hi = sh->nlive;
-	while (lo < hi) {
-		unsigned int mid = (lo + hi) / 2;
-		if (sh->by_addr[mid]->addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	uint32_t x = id * 0x9e3779b1u;
+	x ^= x >> 15;
+	x *= 0x85ebca77u;
+	return x ^ (x >> 13);
+}
+
+static struct mf_alloc *treap_insert(struct mf_alloc *t, struct mf_alloc *n)
+{
+	if (!t)
+		return n;
+	if (n->addr < t->addr) {
+		t->tl = treap_insert(t->tl, n);
+		if (t->tl->prio > t->prio) {           /* rotate right */
+			struct mf_alloc *l = t->tl;
+			t->tl = l->tr;
+			l->tr = t;
+			return l;
+		}
+	} else {
+		t->tr = treap_insert(t->tr, n);
+		if (t->tr->prio > t->prio) {           /* rotate left */
+			struct mf_alloc *r = t->tr;
+			t->tr = r->tl;
+			r->tl = t;
+			return r;
+		}
 	}
-	return lo;
+	return t;
+}
+
+/* Join two treaps, every address of @a below every one of @b. */
+static struct mf_alloc *treap_join(struct mf_alloc *a, struct mf_alloc *b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	if (a->prio > b->prio) {
+		a->tr = treap_join(a->tr, b);
+		return a;
+	}
+	b->tl = treap_join(a, b->tl);
+	return b;
+}
+
+/* Remove @n; false if it is not in the treap. */
+static bool treap_remove(struct mf_alloc **link, struct mf_alloc *n)
+{
+	while (*link && *link != n)
+		link = n->addr < (*link)->addr ? &(*link)->tl : &(*link)->tr;
+	if (!*link)
+		return false;
+	*link = treap_join(n->tl, n->tr);
+	n->tl = n->tr = NULL;
+	return true;
+}
+
+/* The live allocation with the highest address < @addr (NULL: none). */
+static struct mf_alloc *treap_below(const struct mf_shadow *sh, uintptr_t addr)
+{
+	struct mf_alloc *t = sh->root, *best = NULL;
+	while (t) {
+		if (t->addr < addr) {
+			best = t;
+			t = t->tr;
+		} else {
+			t = t->tl;
+		}
+	}
+	return best;
+}
+
+/* The live allocation with the lowest address >= @addr (NULL: none). */
+static struct mf_alloc *treap_from(const struct mf_shadow *sh, uintptr_t addr)
+{
+	struct mf_alloc *t = sh->root, *best = NULL;
+	while (t) {
+		if (t->addr >= addr) {
+			best = t;
+			t = t->tl;
+		} else {
+			t = t->tr;
+		}
+	}
+	return best;
 }
 
 static void fail_overlap(struct mf_ctx *c, uintptr_t addr, size_t len, const struct mf_alloc *o)
@@ -214,11 +296,11 @@ struct mf_alloc *mf_shadow_add(struct mf_ctx *c, unsigned int kind, const void *
 	if (align && a % align)
 		mf_fail(c, "C1", "allocation at %p (arena+%#lx) is not aligned to %#zx as promised",
 			addr, (unsigned long)(a - sh->lo), align);
-	unsigned int pos = lower_bound(sh, a);
-	if (pos < sh->nlive && sh->by_addr[pos]->addr < a + len)
-		fail_overlap(c, a, len, sh->by_addr[pos]);
-	if (pos > 0 && sh->by_addr[pos - 1]->addr + sh->by_addr[pos - 1]->len > a)
-		fail_overlap(c, a, len, sh->by_addr[pos - 1]);
+	struct mf_alloc *next = treap_from(sh, a), *prev = treap_below(sh, a);
+	if (next && next->addr < a + len)
+		fail_overlap(c, a, len, next);
+	if (prev && prev->addr + prev->len > a)
+		fail_overlap(c, a, len, prev);
 	if (zeroed)
 		check_zero(c, addr, len);
 	if (!sh->nfree)
@@ -232,9 +314,9 @@ struct mf_alloc *mf_shadow_add(struct mf_ctx *c, unsigned int kind, const void *
 	e->addr = a;
 	e->len = len;
 	e->slot = sh->nlive;
+	e->prio = treap_prio(e->id);
 	sh->live[sh->nlive] = e;
-	memmove(&sh->by_addr[pos + 1], &sh->by_addr[pos], (sh->nlive - pos) * sizeof(sh->by_addr[0]));
-	sh->by_addr[pos] = e;
+	sh->root = treap_insert(sh->root, e);
 	sh->nlive++;
 	fill(sh, e);
 	return e;
@@ -245,12 +327,8 @@ void mf_shadow_remove(struct mf_ctx *c, struct mf_alloc *a)
 	struct mf_shadow *sh = c->sh;
 
 	mf_shadow_verify(c, a);
-	unsigned int pos = lower_bound(sh, a->addr);
-	while (pos < sh->nlive && sh->by_addr[pos] != a)
-		pos++;
-	if (pos == sh->nlive || sh->live[a->slot] != a)
+	if (a->slot >= sh->nlive || sh->live[a->slot] != a || !treap_remove(&sh->root, a))
 		mf_fail(c, "C1", "allocation a%u is not in the shadow (harness bug)", a->id);
-	memmove(&sh->by_addr[pos], &sh->by_addr[pos + 1], (sh->nlive - pos - 1) * sizeof(sh->by_addr[0]));
 	/* live[]: move the last one into the hole. */
 	struct mf_alloc *last = sh->live[sh->nlive - 1];
 	sh->live[a->slot] = last;
@@ -285,11 +363,8 @@ struct mf_alloc *mf_shadow_pick_kind(struct mf_shadow *sh, unsigned long idx, un
 
 struct mf_alloc *mf_shadow_find(struct mf_shadow *sh, uintptr_t addr)
 {
-	unsigned int pos = lower_bound(sh, addr + 1);
-	if (pos == 0)
-		return NULL;
-	struct mf_alloc *a = sh->by_addr[pos - 1];
-	return addr < a->addr + a->len ? a : NULL;
+	struct mf_alloc *a = treap_below(sh, addr + 1);
+	return a && addr < a->addr + a->len ? a : NULL;
 }
 
 void mf_shadow_walk(void *arg, mm_mark_fn mark, void *w)

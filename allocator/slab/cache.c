@@ -258,30 +258,26 @@ static void set_cpu_partial(struct kmem_cache *s)
 	s->cpu_partial_slabs = (nr_objects * 2 + oo_objects(s->oo) - 1) / oo_objects(s->oo);
 }
 
-/* init_cache_random_seq(): a shuffled sequence of object offsets (CONFIG_SLAB_FREELIST_RANDOM). */
-static int init_cache_random_seq(struct kmem_cache *s)
+/*
+ * init_cache_random_seq(): a shuffled sequence of object offsets
+ * (CONFIG_SLAB_FREELIST_RANDOM) into @seq (oo_objects(s->oo) entries),
+ * with the draws from random state @r on (one per object but the first).
+ */
+static void init_cache_random_seq(const struct kmem_cache *s, unsigned int *seq, unsigned long r)
 {
-	struct slub_state *st = slub_state(s->mm);
 	unsigned int count = oo_objects(s->oo);
 
-	free(s->random_seq);
-	s->random_seq = NULL;
-	if (!st->random || count < 2)
-		return 0;
-	s->random_seq = malloc(count * sizeof(unsigned int));
-	if (!s->random_seq)
-		return -1;
 	for (unsigned int i = 0; i < count; i++)
-		s->random_seq[i] = i;
+		seq[i] = i;
 	for (unsigned int i = count - 1; i > 0; i--) {          /* freelist_randomize(): Fisher-Yates */
-		unsigned int j = (unsigned int)(slub_random(st) % (i + 1));
-		unsigned int t = s->random_seq[i];
-		s->random_seq[i] = s->random_seq[j];
-		s->random_seq[j] = t;
+		r += SLUB_RND_GAMMA;
+		unsigned int j = (unsigned int)(slub_random_mix(r) % (i + 1));
+		unsigned int t = seq[i];
+		seq[i] = seq[j];
+		seq[j] = t;
 	}
 	for (unsigned int i = 0; i < count; i++)
-		s->random_seq[i] *= s->size;
-	return 0;
+		seq[i] *= s->size;
 }
 
 /* init_kmem_cache_cpus(): every vCPU starts with its own tid and nothing else. */
@@ -308,31 +304,200 @@ static void init_kmem_cache_node(struct kmem_cache_node *n)
 	atomic_store(&n->total_objects, 0);
 }
 
-/*
- * The layout part of kmem_cache_open(): flags with slub_debug applied,
- * hardening, sizes, partial limits, randomisation.  Also used when
- * options change on a cache that holds no slab.
- */
-static int kmem_cache_setup_layout(struct kmem_cache *s, char *err, size_t errlen)
+/* ---------------------------------------------------------------- layout memo */
+
+/* The layout's inputs as they are now (struct slub_layout), @rnd the random state. */
+static void layout_key(struct kmem_cache *s, struct slub_layout *k)
 {
 	struct slub_state *st = slub_state(s->mm);
 
-	s->flags = kmem_cache_flags(st, s->name, s->user_flags);
-	s->fastpath = st->fastpath;
-	if (st->hardened) {
-		s->fp_random = slub_random(st);
+	memset(k, 0, sizeof(*k));
+	k->cflags = kmem_cache_flags(st, s->name, s->user_flags);
+	k->hardened = st->hardened;
+	k->random = st->random;
+	k->min_order = st->min_order;
+	k->max_order = st->max_order;
+	k->min_objects = st->min_objects;
+	k->rnd = atomic_load_explicit(&st->rnd, memory_order_relaxed);
+}
+
+static bool layout_same_key(const struct slub_layout *a, const struct slub_layout *b)
+{
+	return a->cflags == b->cflags && a->hardened == b->hardened && a->random == b->random &&
+	       a->min_order == b->min_order && a->max_order == b->max_order && a->min_objects == b->min_objects &&
+	       a->rnd == b->rnd;
+}
+
+/* The layout fields of @s from @l, or into @l. */
+static void layout_apply(struct kmem_cache *s, const struct slub_layout *l)
+{
+	s->flags = l->flags;
+	s->fp_random = l->fp_random;
+	s->fp_swab_mask = l->fp_swab_mask;
+	s->size = l->size;
+	s->inuse = l->inuse;
+	s->offset = l->offset;
+	s->red_left_pad = l->red_left_pad;
+	s->oo = l->oo;
+	s->min = l->min;
+	s->allocflags = l->allocflags;
+	s->min_partial = l->min_partial;
+	s->cpu_partial = l->cpu_partial;
+	s->cpu_partial_slabs = l->cpu_partial_slabs;
+	s->random_seq = l->random_seq;
+}
+
+static void layout_save(const struct kmem_cache *s, struct slub_layout *l)
+{
+	l->flags = s->flags;
+	l->fp_random = s->fp_random;
+	l->fp_swab_mask = s->fp_swab_mask;
+	l->size = s->size;
+	l->inuse = s->inuse;
+	l->offset = s->offset;
+	l->red_left_pad = s->red_left_pad;
+	l->oo = s->oo;
+	l->min = s->min;
+	l->allocflags = s->allocflags;
+	l->min_partial = s->min_partial;
+	l->cpu_partial = s->cpu_partial;
+	l->cpu_partial_slabs = s->cpu_partial_slabs;
+	l->random_seq = s->random_seq;
+}
+
+static bool layout_same(const struct slub_layout *a, const struct slub_layout *b, unsigned int count)
+{
+	if (a->flags != b->flags || a->fp_random != b->fp_random || a->fp_swab_mask != b->fp_swab_mask ||
+	    a->size != b->size || a->inuse != b->inuse || a->offset != b->offset ||
+	    a->red_left_pad != b->red_left_pad || a->oo.x != b->oo.x || a->min.x != b->min.x ||
+	    a->allocflags != b->allocflags || a->min_partial != b->min_partial || a->cpu_partial != b->cpu_partial ||
+	    a->cpu_partial_slabs != b->cpu_partial_slabs || a->draws != b->draws ||
+	    !a->random_seq != !b->random_seq)
+		return false;
+	return !a->random_seq || !memcmp(a->random_seq, b->random_seq, count * sizeof(unsigned int));
+}
+
+/*
+ * The layout for the inputs @k into @s's layout fields (random_seq newly
+ * allocated): kmem_cache_open()'s order - the hardening word is the first
+ * draw, then calculate_sizes(), the partial limits and the random sequence
+ * with one draw per object but the first.  @reserve: take the draws from
+ * the instance's random state (k->rnd becomes the state they start at);
+ * else make them from k->rnd and leave the instance's state alone.
+ * Returns 0, -1 when the object does not fit a slab, -2 out of memory (the
+ * hardening word drawn either way, as the kernel's order draws it).  The
+ * order and object limits of @k are the instance's current ones:
+ * calculate_sizes() reads them there.
+ */
+static int layout_compute(struct kmem_cache *s, struct slub_layout *k, bool reserve)
+{
+	struct slub_state *st = slub_state(s->mm);
+	unsigned int count, *seq = NULL;
+	unsigned long r;
+	int ret = 0;
+
+	s->flags = k->cflags;
+	s->random_seq = NULL;
+	if (calculate_sizes(s))
+		ret = -1;
+	count = ret ? 0 : oo_objects(s->oo);
+	if (!ret && k->random && count >= 2 && !(seq = malloc(count * sizeof(unsigned int))))
+		ret = -2;
+	k->draws = (k->hardened ? 1 : 0) + (!ret && seq ? count - 1 : 0);
+	r = reserve ? slub_random_reserve(st, k->draws) : k->rnd;
+	k->rnd = r;
+	if (k->hardened) {
+		r += SLUB_RND_GAMMA;
+		s->fp_random = slub_random_mix(r);
 		s->fp_swab_mask = ~0UL;
 	} else {
 		s->fp_random = 0;
 		s->fp_swab_mask = 0;
 	}
-	if (calculate_sizes(s))
-		return fail(err, errlen, "kmem_cache_create(%s): object size %u (stride %u) does not fit "
-			    "a slab of order <= %u", s->name, s->object_size, s->size, MAX_ORDER(s->mm));
+	if (ret)
+		return ret;
 	set_min_partial(s);
 	set_cpu_partial(s);
-	if (init_cache_random_seq(s))
-		return fail(err, errlen, "kmem_cache_create(%s): out of memory", s->name);
+	if (seq)
+		init_cache_random_seq(s, seq, r);
+	s->random_seq = seq;
+	return 0;
+}
+
+/* MM_DEBUG 3: a layout taken again is the one computing it now, from the same random state, would give. */
+static void layout_verify(struct kmem_cache *s, const struct slub_layout *l)
+{
+	struct kmem_cache tmp = *s;
+	struct slub_layout k, now;
+
+	if (MM_DEBUG < 3)
+		return;
+	layout_key(s, &k);
+	k.rnd = l->rnd;
+	BUG_ON(layout_compute(&tmp, &k, false));
+	layout_save(&tmp, &now);
+	now.draws = k.draws;
+	BUG_ON(!layout_same(&now, l, oo_objects(l->oo)));
+	free(tmp.random_seq);
+}
+
+/* Make @i the layout in use: [0], the others after it in the order of their use. */
+static void layout_to_front(struct kmem_cache *s, unsigned int i)
+{
+	struct slub_layout l = s->layouts[i];
+	memmove(&s->layouts[1], &s->layouts[0], i * sizeof(s->layouts[0]));
+	s->layouts[0] = l;
+}
+
+/*
+ * The layout part of kmem_cache_open(): flags with slub_debug applied,
+ * hardening, sizes, partial limits, randomisation.  Also used when
+ * options change on a cache that holds no slab.  A layout the cache
+ * computed before from the same inputs and the same random state is
+ * taken again (struct slub_layout), with the random state moved past its
+ * draws.  On failure the cache keeps the layout it had.
+ */
+static int kmem_cache_setup_layout(struct kmem_cache *s, char *err, size_t errlen)
+{
+	struct slub_state *st = slub_state(s->mm);
+	struct slub_layout k;
+	unsigned int i;
+	int ret;
+
+	s->fastpath = st->fastpath;
+	layout_key(s, &k);
+	for (i = 0; i < SLUB_NR_LAYOUTS && s->layouts[i].valid; i++) {
+		struct slub_layout *l = &s->layouts[i];
+		unsigned long r = l->rnd;
+		if (!layout_same_key(l, &k))
+			continue;
+		/* Taken again only when no other draw came between (a concurrent allocation's). */
+		if (atomic_compare_exchange_strong_explicit(&st->rnd, &r, r + l->draws * SLUB_RND_GAMMA,
+							    memory_order_relaxed, memory_order_relaxed)) {
+			layout_verify(s, l);
+			layout_to_front(s, i);
+			layout_apply(s, &s->layouts[0]);
+			return 0;
+		}
+		break;
+	}
+
+	ret = layout_compute(s, &k, true);
+	if (ret) {                               /* layout_compute() allocated nothing */
+		if (s->layouts[0].valid)
+			layout_apply(s, &s->layouts[0]);
+		if (ret == -2)
+			return fail(err, errlen, "kmem_cache_create(%s): out of memory", s->name);
+		return fail(err, errlen, "kmem_cache_create(%s): object size %u (stride %u) does not fit "
+			    "a slab of order <= %u", s->name, s->object_size, s->size, MAX_ORDER(s->mm));
+	}
+	/* The new one goes first; the least recently used one makes room. */
+	free(s->layouts[SLUB_NR_LAYOUTS - 1].random_seq);
+	s->layouts[SLUB_NR_LAYOUTS - 1].valid = false;
+	layout_to_front(s, SLUB_NR_LAYOUTS - 1);
+	layout_save(s, &k);
+	k.valid = true;
+	s->layouts[0] = k;
 	return 0;
 }
 
@@ -424,7 +589,8 @@ oom:
 
 void __kmem_cache_release(struct kmem_cache *s)
 {
-	free(s->random_seq);
+	for (unsigned int i = 0; i < SLUB_NR_LAYOUTS; i++)
+		free(s->layouts[i].random_seq);          /* s->random_seq is [0]'s */
 	free(s->last_tid);
 	free(s->cpu_slab);
 	free((void *)s->name);
@@ -460,16 +626,8 @@ int slub_cache_relayout(struct kmem_cache *s)
 	char err[160];
 	if (atomic_load(&s->node[0].nr_slabs))
 		return -16;   /* EBUSY */
-	struct kmem_cache saved = *s;
-	s->random_seq = NULL;
-	if (kmem_cache_setup_layout(s, err, sizeof(err))) {
-		/* The new options cannot work for this cache: keep the old layout. */
-		free(s->random_seq);
-		*s = saved;
-		return -22;   /* EINVAL */
-	}
-	free(saved.random_seq);
-	return 0;
+	/* The new options cannot work for this cache: it keeps the old layout. */
+	return kmem_cache_setup_layout(s, err, sizeof(err)) ? -22 : 0;   /* EINVAL */
 }
 
 /* ---------------------------------------------------------------- destroy */

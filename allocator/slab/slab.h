@@ -200,6 +200,39 @@ static inline struct slub_state *slub_state(const struct mm *mm)
 	return (struct slub_state *)mm->slab_state;
 }
 
+/*
+ * One layout kmem_cache_setup_layout() computed for a cache: what it was
+ * computed from (besides the cache's creation arguments, fixed for its
+ * life, and the instance's config) and what it gave.  A cache keeps its
+ * last few (struct kmem_cache.layouts[], most recent first, [0] the one in
+ * use): options that change and change back - the fuzz targets put them
+ * back before every input (targets/common/slub_opts.c) - find the layout
+ * already computed.  @rnd is part of what it was computed from: the same
+ * options give another random_seq (and fp_random) from another random
+ * state, so only a layout computed from this very state is taken again,
+ * and the random state then moves past its @draws exactly as computing it
+ * would have moved it.
+ */
+struct slub_layout {
+	bool valid;
+	/* from */
+	slab_flags_t cflags;                    /* kmem_cache_flags(): creation flags | slub_debug's */
+	bool hardened, random;                  /* the options at the time */
+	unsigned int min_order, max_order, min_objects;
+	unsigned long rnd;                      /* slub_state.rnd before its draws */
+	/* gave */
+	unsigned long draws;                    /* slub_random() calls it took */
+	slab_flags_t flags;
+	unsigned long fp_random, fp_swab_mask;
+	unsigned int size, inuse, offset, red_left_pad;
+	struct kmem_cache_order_objects oo, min;
+	gfp_t allocflags;
+	unsigned long min_partial;
+	unsigned int cpu_partial, cpu_partial_slabs;
+	unsigned int *random_seq;               /* owned here; the cache's random_seq is [0]'s */
+};
+#define SLUB_NR_LAYOUTS 4
+
 struct kmem_cache {
 	struct kmem_cache_cpu *cpu_slab;        /* [nr_cpus] */
 	slab_flags_t flags;                     /* creation flags | slub_debug | internal */
@@ -230,6 +263,7 @@ struct kmem_cache {
 	atomic_long nr_isolated;                /* objects a debug repair took out of use */
 	unsigned long *last_tid;                /* [nr_cpus] the checker's view, T1 */
 	_Atomic unsigned long l2_sig;           /* slab_check: the state its last level-2 walk passed in */
+	struct slub_layout layouts[SLUB_NR_LAYOUTS]; /* [0]: the layout in use; then earlier ones (slab_mutex) */
 	struct kmem_cache_node node[1];
 };
 
@@ -613,14 +647,28 @@ static inline unsigned int get_order_size(size_t size)
 #define SLUB_ALIGN(x, a)      (((x) + (a) - 1) & ~((__typeof__(x))(a) - 1))
 #define SLUB_ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a) - 1))
 
-/* Random numbers of the instance: splitmix64 (deterministic for a seed). */
-static inline unsigned long slub_random(struct slub_state *st)
+/*
+ * Random numbers of the instance: splitmix64 (deterministic for a seed).
+ * The state only counts up by SLUB_RND_GAMMA per draw, so n draws can be
+ * taken at once (slub_random_reserve) and made from a local copy of the
+ * state: the same values, and the same state after them, as n calls.
+ */
+#define SLUB_RND_GAMMA 0x9e3779b97f4a7c15UL
+static inline unsigned long slub_random_mix(unsigned long z)
 {
-	unsigned long z = atomic_fetch_add_explicit(&st->rnd, 0x9e3779b97f4a7c15UL, memory_order_relaxed) +
-			  0x9e3779b97f4a7c15UL;
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9UL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebUL;
 	return z ^ (z >> 31);
+}
+static inline unsigned long slub_random(struct slub_state *st)
+{
+	return slub_random_mix(atomic_fetch_add_explicit(&st->rnd, SLUB_RND_GAMMA, memory_order_relaxed) +
+			       SLUB_RND_GAMMA);
+}
+/* @n draws at once: returns the state before them; draw k (1..n) is slub_random_mix(ret + k * SLUB_RND_GAMMA). */
+static inline unsigned long slub_random_reserve(struct slub_state *st, unsigned long n)
+{
+	return atomic_fetch_add_explicit(&st->rnd, n * SLUB_RND_GAMMA, memory_order_relaxed);
 }
 
 /* ---------------------------------------------------------------- cross-file prototypes */

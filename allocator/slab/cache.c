@@ -441,12 +441,12 @@ static void layout_verify(struct kmem_cache *s, const struct slub_layout *l)
 	free(tmp.random_seq);
 }
 
-/* Make @i the layout in use: [0], the others after it in the order of their use. */
-static void layout_to_front(struct kmem_cache *s, unsigned int i)
+/* Put layouts[@i] in use (no struct moves: they go through ASan's interceptors). */
+static void layout_use(struct kmem_cache *s, unsigned int i)
 {
-	struct slub_layout l = s->layouts[i];
-	memmove(&s->layouts[1], &s->layouts[0], i * sizeof(s->layouts[0]));
-	s->layouts[0] = l;
+	s->layout = i;
+	s->layouts[i].used = ++s->layout_clock;
+	layout_apply(s, &s->layouts[i]);
 }
 
 /*
@@ -460,44 +460,50 @@ static void layout_to_front(struct kmem_cache *s, unsigned int i)
 static int kmem_cache_setup_layout(struct kmem_cache *s, char *err, size_t errlen)
 {
 	struct slub_state *st = slub_state(s->mm);
-	struct slub_layout k;
-	unsigned int i;
+	struct slub_layout k, *cur = &s->layouts[s->layout];
+	unsigned int i, victim = 0;
 	int ret;
 
 	s->fastpath = st->fastpath;
 	layout_key(s, &k);
-	for (i = 0; i < SLUB_NR_LAYOUTS && s->layouts[i].valid; i++) {
+	for (i = 0; i < SLUB_NR_LAYOUTS; i++) {
 		struct slub_layout *l = &s->layouts[i];
 		unsigned long r = l->rnd;
-		if (!layout_same_key(l, &k))
+		if (!l->valid || !layout_same_key(l, &k))
 			continue;
 		/* Taken again only when no other draw came between (a concurrent allocation's). */
-		if (atomic_compare_exchange_strong_explicit(&st->rnd, &r, r + l->draws * SLUB_RND_GAMMA,
-							    memory_order_relaxed, memory_order_relaxed)) {
-			layout_verify(s, l);
-			layout_to_front(s, i);
-			layout_apply(s, &s->layouts[0]);
-			return 0;
-		}
-		break;
+		if (!atomic_compare_exchange_strong_explicit(&st->rnd, &r, r + l->draws * SLUB_RND_GAMMA,
+							     memory_order_relaxed, memory_order_relaxed))
+			break;
+		layout_verify(s, l);
+		layout_use(s, i);
+		return 0;
 	}
 
 	ret = layout_compute(s, &k, true);
 	if (ret) {                               /* layout_compute() allocated nothing */
-		if (s->layouts[0].valid)
-			layout_apply(s, &s->layouts[0]);
+		if (cur->valid)
+			layout_apply(s, cur);
 		if (ret == -2)
 			return fail(err, errlen, "kmem_cache_create(%s): out of memory", s->name);
 		return fail(err, errlen, "kmem_cache_create(%s): object size %u (stride %u) does not fit "
 			    "a slab of order <= %u", s->name, s->object_size, s->size, MAX_ORDER(s->mm));
 	}
-	/* The new one goes first; the least recently used one makes room. */
-	free(s->layouts[SLUB_NR_LAYOUTS - 1].random_seq);
-	s->layouts[SLUB_NR_LAYOUTS - 1].valid = false;
-	layout_to_front(s, SLUB_NR_LAYOUTS - 1);
+	/* An empty slot, else the least recently used layout not in use makes room. */
+	for (i = 0; i < SLUB_NR_LAYOUTS; i++) {
+		struct slub_layout *l = &s->layouts[i];
+		if (!l->valid) {
+			victim = i;
+			break;
+		}
+		if ((l != cur && l->used < s->layouts[victim].used) || &s->layouts[victim] == cur)
+			victim = i;
+	}
+	free(s->layouts[victim].random_seq);
 	layout_save(s, &k);
 	k.valid = true;
-	s->layouts[0] = k;
+	s->layouts[victim] = k;
+	layout_use(s, victim);
 	return 0;
 }
 
@@ -590,7 +596,7 @@ oom:
 void __kmem_cache_release(struct kmem_cache *s)
 {
 	for (unsigned int i = 0; i < SLUB_NR_LAYOUTS; i++)
-		free(s->layouts[i].random_seq);          /* s->random_seq is [0]'s */
+		free(s->layouts[i].random_seq);          /* s->random_seq is one of them */
 	free(s->last_tid);
 	free(s->cpu_slab);
 	free((void *)s->name);

@@ -204,8 +204,8 @@ static inline struct slub_state *slub_state(const struct mm *mm)
  * One layout kmem_cache_setup_layout() computed for a cache: what it was
  * computed from (besides the cache's creation arguments, fixed for its
  * life, and the instance's config) and what it gave.  A cache keeps its
- * last few (struct kmem_cache.layouts[], most recent first, [0] the one in
- * use): options that change and change back - the fuzz targets put them
+ * last few (struct kmem_cache.layouts[]; the least recently used one makes
+ * room for a new one): options that change and change back - the fuzz targets put them
  * back before every input (targets/common/slub_opts.c) - find the layout
  * already computed.  @rnd is part of what it was computed from: the same
  * options give another random_seq (and fp_random) from another random
@@ -215,6 +215,7 @@ static inline struct slub_state *slub_state(const struct mm *mm)
  */
 struct slub_layout {
 	bool valid;
+	unsigned long used;                     /* kmem_cache.layout_clock when last put in use */
 	/* from */
 	slab_flags_t cflags;                    /* kmem_cache_flags(): creation flags | slub_debug's */
 	bool hardened, random;                  /* the options at the time */
@@ -229,7 +230,7 @@ struct slub_layout {
 	gfp_t allocflags;
 	unsigned long min_partial;
 	unsigned int cpu_partial, cpu_partial_slabs;
-	unsigned int *random_seq;               /* owned here; the cache's random_seq is [0]'s */
+	unsigned int *random_seq;               /* owned here; the cache's random_seq is its layout's */
 };
 #define SLUB_NR_LAYOUTS 4
 
@@ -263,7 +264,9 @@ struct kmem_cache {
 	atomic_long nr_isolated;                /* objects a debug repair took out of use */
 	unsigned long *last_tid;                /* [nr_cpus] the checker's view, T1 */
 	_Atomic unsigned long l2_sig;           /* slab_check: the state its last level-2 walk passed in */
-	struct slub_layout layouts[SLUB_NR_LAYOUTS]; /* [0]: the layout in use; then earlier ones (slab_mutex) */
+	struct slub_layout layouts[SLUB_NR_LAYOUTS]; /* computed layouts, under slab_mutex */
+	unsigned int layout;                    /* the one in use: layouts[layout] */
+	unsigned long layout_clock;             /* counts layouts put in use */
 	struct kmem_cache_node node[1];
 };
 

@@ -125,7 +125,10 @@ void mf_slub_options_note(FILE *f, const struct mf_op *op, const char *const *li
  * slab_setup(), then MMFUZZ_SLUB).  That runs right after mm_reset(), when
  * every cache is empty, so every layout is recomputed - from the seed, as
  * at creation, and the random state is put back to the seed afterwards -
- * and the input runs exactly as on a fresh instance.
+ * and the input runs exactly as on a fresh instance.  Only the middle call
+ * relayouts (slub_seed= alone does not), and it computes nothing: each
+ * cache still holds the layout it had from this very state (the layout
+ * memo of allocator/slab/cache.c; tests/test_harness_slub_opts.c).
  */
 #define SLUB_DEFAULTS "slub_debug=- slub_fastpath=cmpxchg slab_freelist_hardened=1 slab_freelist_random=1 " \
 	"init_on_alloc=0 init_on_free=0 slub_min_order=0 slub_max_order=3 slub_min_objects=0 slub_fail_new_slab=0"

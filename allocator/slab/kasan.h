@@ -60,9 +60,12 @@ static inline __metadata_loop void metadata_memset(void *p, int c, size_t n)
 
 	for (; n && !METADATA_ALIGNED(q); n--)
 		*q++ = (unsigned char)c;
-	for (; n >= METADATA_WORD; n -= METADATA_WORD, q += METADATA_WORD)
-		*(volatile metadata_word_t *)(uintptr_t)q = pat;
-	while (n--)
+	/* the words by address, not pointer: no pointer-overflow check (UBSan) per word */
+	uintptr_t a = (uintptr_t)q, wend = a + (n & ~(METADATA_WORD - 1));
+	for (; a < wend; a += METADATA_WORD)
+		*(volatile metadata_word_t *)a = pat;
+	q = (volatile unsigned char *)a;
+	for (n &= METADATA_WORD - 1; n; n--)
 		*q++ = (unsigned char)c;
 }
 static inline __no_sanitize_address unsigned char metadata_read_byte(const void *p)
@@ -79,10 +82,10 @@ static inline __metadata_loop unsigned char *metadata_memchr_inv(const void *p, 
 		if (*q != (unsigned char)c)
 			return (unsigned char *)(uintptr_t)q;
 	/* whole words while they match; the byte loop below finds the odd byte of one that does not */
-	for (; (size_t)(end - q) >= METADATA_WORD; q += METADATA_WORD)
-		if (*(const volatile metadata_word_t *)(uintptr_t)q != pat)
-			break;
-	for (; q < end; q++)
+	uintptr_t a = (uintptr_t)q, wend = a + ((size_t)(end - q) & ~(METADATA_WORD - 1));
+	while (a < wend && *(const volatile metadata_word_t *)a == pat)
+		a += METADATA_WORD;
+	for (q = (const volatile unsigned char *)a; q < end; q++)
 		if (*q != (unsigned char)c)
 			return (unsigned char *)(uintptr_t)q;
 	return NULL;
@@ -92,9 +95,14 @@ static inline __metadata_loop void metadata_memcpy(void *dst, const void *src, s
 	volatile unsigned char *d = dst;
 	const volatile unsigned char *s = src;
 
-	if (METADATA_ALIGNED(d) && METADATA_ALIGNED(s))
-		for (; n >= METADATA_WORD; n -= METADATA_WORD, d += METADATA_WORD, s += METADATA_WORD)
-			*(volatile metadata_word_t *)(uintptr_t)d = *(const volatile metadata_word_t *)(uintptr_t)s;
+	if (METADATA_ALIGNED(d) && METADATA_ALIGNED(s) && n >= METADATA_WORD) {
+		uintptr_t a = (uintptr_t)d, b = (uintptr_t)s, wend = a + (n & ~(METADATA_WORD - 1));
+		for (; a < wend; a += METADATA_WORD, b += METADATA_WORD)
+			*(volatile metadata_word_t *)a = *(const volatile metadata_word_t *)b;
+		d = (volatile unsigned char *)a;
+		s = (const volatile unsigned char *)b;
+		n &= METADATA_WORD - 1;
+	}
 	while (n--)
 		*d++ = *s++;
 }

@@ -130,6 +130,19 @@ function(add_fuzzer NAME)
   endif()
   set_tests_properties(fuzz_${NAME}_corpus PROPERTIES TIMEOUT 300
                        ENVIRONMENT "MMFUZZ_CHECK_LEVEL=3;MMFUZZ_FINAL_LEVEL=3")
+  # And with the checker off between ops (what `fuzz_exec`'s "off" setting
+  # and MMFUZZ_CHECK_LEVEL=0 campaigns run): a check has side effects a
+  # target must not lean on - it is a preemption point that delivers
+  # pending interrupts, for one (corpus/regressions/slub/*-destroy-pending-irq).
+  # The targets' own contract checks and the teardown's comparison with the
+  # fresh instance still run.
+  if(MM_ENGINE STREQUAL "libfuzzer")
+    add_test(NAME fuzz_${NAME}_corpus_unchecked COMMAND fuzz_${NAME} ${seeds})
+  else()
+    add_test(NAME fuzz_${NAME}_corpus_unchecked COMMAND fuzz_${NAME} ${dirs})
+  endif()
+  set_tests_properties(fuzz_${NAME}_corpus_unchecked PROPERTIES TIMEOUT 300
+                       ENVIRONMENT "MMFUZZ_CHECK_LEVEL=0;MMFUZZ_FINAL_LEVEL=0")
   # The committed seeds are exactly what their op text encodes to.
   find_package(Python3 COMPONENTS Interpreter QUIET)
   if(Python3_FOUND)

@@ -617,12 +617,26 @@ static void op_validate(struct mf_ctx *c, struct mf_op *op)
 }
 
 /* Free every live object of @cs (the task's and the irq pool's). */
+/*
+ * Free every object of @cs the target holds - again and again until none
+ * is left: an interrupt made pending before (an `arm ... action=pending`
+ * whose irq no check has delivered yet: with MMFUZZ_CHECK_LEVEL=0 nothing
+ * between ops does) can arrive at a preemption point of these frees, and
+ * its handler allocates from this cache into the pool - objects appended
+ * to live[] behind the loop, which kmem_cache_destroy() then rightly
+ * reported as still allocated.
+ */
 static void free_all_of(struct mf_ctx *c, struct cache_slot *cs)
 {
-	for (unsigned int i = mf_shadow_count(c->sh); i-- > 0;) {
-		struct mf_alloc *a = c->sh->live[i];
-		if (i < mf_shadow_count(c->sh) && a->handle == cs->s)
-			free_obj(c, a);
+	for (bool again = true; again;) {
+		again = false;
+		for (unsigned int i = mf_shadow_count(c->sh); i-- > 0;) {
+			struct mf_alloc *a = c->sh->live[i];
+			if (i < mf_shadow_count(c->sh) && a->handle == cs->s) {
+				free_obj(c, a);
+				again = true;
+			}
+		}
 	}
 }
 

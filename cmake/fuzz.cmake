@@ -117,17 +117,16 @@ function(add_fuzzer NAME)
   if(EXISTS ${MF_ROOT}/corpus/regressions/${NAME})
     list(APPEND dirs ${MF_ROOT}/corpus/regressions/${NAME})
   endif()
+  set(inputs ${dirs})
   if(MM_ENGINE STREQUAL "libfuzzer")
     # libFuzzer reads directories recursively (src/*.txt would run as bytes): name the files.
-    set(seeds "")
+    set(inputs "")
     foreach(d ${dirs})
       file(GLOB found LIST_DIRECTORIES false CONFIGURE_DEPENDS ${d}/*)
-      list(APPEND seeds ${found})
+      list(APPEND inputs ${found})
     endforeach()
-    add_test(NAME fuzz_${NAME}_corpus COMMAND fuzz_${NAME} ${seeds})
-  else()
-    add_test(NAME fuzz_${NAME}_corpus COMMAND fuzz_${NAME} ${dirs})
   endif()
+  add_test(NAME fuzz_${NAME}_corpus COMMAND fuzz_${NAME} ${inputs})
   set_tests_properties(fuzz_${NAME}_corpus PROPERTIES TIMEOUT 300
                        ENVIRONMENT "MMFUZZ_CHECK_LEVEL=3;MMFUZZ_FINAL_LEVEL=3")
   # And with the checker off between ops (what `fuzz_exec`'s "off" setting
@@ -136,11 +135,7 @@ function(add_fuzzer NAME)
   # pending interrupts, for one (corpus/regressions/slub/*-destroy-pending-irq).
   # The targets' own contract checks and the teardown's comparison with the
   # fresh instance still run.
-  if(MM_ENGINE STREQUAL "libfuzzer")
-    add_test(NAME fuzz_${NAME}_corpus_unchecked COMMAND fuzz_${NAME} ${seeds})
-  else()
-    add_test(NAME fuzz_${NAME}_corpus_unchecked COMMAND fuzz_${NAME} ${dirs})
-  endif()
+  add_test(NAME fuzz_${NAME}_corpus_unchecked COMMAND fuzz_${NAME} ${inputs})
   set_tests_properties(fuzz_${NAME}_corpus_unchecked PROPERTIES TIMEOUT 300
                        ENVIRONMENT "MMFUZZ_CHECK_LEVEL=0;MMFUZZ_FINAL_LEVEL=0")
   # The committed seeds are exactly what their op text encodes to.

@@ -21,23 +21,13 @@
 #include "common/harness.h"
 #include "common/slub_opts.h"
 #include "slab/slab.h"
+#include "slub_test.h"     /* ASAN_BUILD */
 #include "test.h"
 
 static const struct mf_opdesc setup = { "setup", "", NULL, NULL, { { 0 } } };
 static void nop(struct mf_ctx *c, struct mf_op *op) { (void)c; (void)op; }
 static const struct mf_opdesc ops[] = { { "op", "", nop, NULL, { { 0 } } } };
 static const struct mf_target target = { .name = "slubopts_test", .setup = &setup, .ops = ops, .nops = 1 };
-
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN_BUILD 1
-#endif
-#endif
-#ifndef ASAN_BUILD
-#define ASAN_BUILD 0
-#endif
 
 #define MAX_CACHES 64
 

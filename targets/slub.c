@@ -990,7 +990,17 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 	     "== -22, \"mm_slub_configure: no options is 0, no instance -EINVAL\");\n", c->cur);
 	if (mm_slub_configure(c->mm, " ", NULL, 0) || mm_slub_configure(NULL, "slub_debug", err, sizeof(err)) != -22)
 		mf_fail(c, "C1", "mm_slub_configure: no options must be 0, no instance -EINVAL");
-	/* Relayout ran (r != -EINVAL) on every cache without slabs; -EBUSY may also mean one could not take the new options. */
+	/*
+	 * Relayout ran (r != -EINVAL) on every cache without slabs - if the
+	 * text has a token that asks for one (slub_debug, the hardening, the
+	 * randomisation, min/max order, min_objects: hooks.c's slub_option()):
+	 * an empty or fastpath-only text lays out nothing, so a cache keeps the
+	 * hardening it had even when an earlier refused text already changed
+	 * the setting (a double_fresh bad free then expected a report the
+	 * unhardened cache cannot give - fuzz_nofp, slub, 1 in 1M).  -EBUSY may
+	 * also mean one could not take the new options.
+	 */
+	bool relayout = op->a[0] || op->a[6] || op->a[7] || op->a[10] || op->a[11] || op->a[14];
 	if (e.applied && e.hardened >= 0)
 		ss.st_hardened = e.hardened;
 	if (e.applied && e.init_free >= 0)
@@ -1000,7 +1010,7 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 		struct kmem_cache_info info;
 		if (cs->dead || kmem_cache_get_info(cs->s, &info))
 			continue;
-		if (r != -22 && empty[i] && cs->hardened != (int)ss.st_hardened)
+		if (r != -22 && relayout && empty[i] && cs->hardened != (int)ss.st_hardened)
 			cs->hardened = r == 0 ? (int)ss.st_hardened : HARD_UNKNOWN;
 		if ((info.flags & cs->asked) != cs->asked ||
 		    info.object_size != cs->size || info.align < cs->promise)

@@ -115,6 +115,17 @@ struct mf_alloc *mf_page_alloc(struct mf_ctx *c, unsigned int order, gfp_t gfp, 
 	}
 	MF_C(c, "\tstruct page *p%u = alloc_pages(mm, %#x, %u);\n", id, gfp, order);
 	MF_C(c, "\tdiverged(%u, !p%u, \"the allocation failed; in the fuzz run it succeeded\");\n", c->cur, id);
+	if (mf_shadow_full(c->sh)) {
+		/*
+		 * The caller saw room, but an interrupt (or, in the sched target,
+		 * another task) that ran inside alloc_pages took the last slot:
+		 * give the page back and report no allocation.
+		 */
+		c->sh->next_id++;     /* p<id> is declared in the C reproducer: do not reuse its name */
+		__free_pages(c->mm, page, order);
+		MF_C(c, "\t__free_pages(mm, p%u, %u);    /* the harness's shadow filled up meanwhile */\n", id, order);
+		return NULL;
+	}
 	struct mf_alloc *a = mf_page_take(c, page, order, gfp, kind, gfp & __GFP_ZERO);
 	mf_page_emit_take(c, a, gfp & __GFP_ZERO);
 	return a;
@@ -134,6 +145,7 @@ void mf_page_free(struct mf_ctx *c, struct mf_alloc *a, bool by_addr)
 		free_pages(c->mm, addr, order);
 		MF_C(c, "\tfree_pages(mm, a%u, %u);\n", id, order);
 	} else {
+		c->sh->next_id++;     /* p<id> is declared in the C reproducer: do not reuse its name */
 		__free_pages(c->mm, page, order);
 		MF_C(c, "\t__free_pages(mm, p%u, %u);\n", id, order);
 	}

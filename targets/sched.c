@@ -253,8 +253,13 @@ static void irq_handler(struct mm *mm, int cpu, void *arg)
 		c = ctx();
 		if (!p)
 			break;
-		struct mf_alloc *a = take_obj(c, cache, p, false, K_IRQ);
-		S.pool[S.npool++] = a;
+		if (S.npool >= IRQ_POOL || mf_shadow_full(c->sh)) {
+			/* Handlers of other vCPUs, run while this allocation was preempted, filled the pool or the shadow. */
+			hb();
+			kmem_cache_free(S.cache[cache], p);
+			break;
+		}
+		S.pool[S.npool++] = take_obj(c, cache, p, false, K_IRQ);
 	}
 	for (unsigned i = 0; i < nfree; i++) {
 		c = ctx();
@@ -266,8 +271,12 @@ static void irq_handler(struct mm *mm, int cpu, void *arg)
 	if (page && !mf_shadow_full(c->sh)) {
 		hb();
 		struct page *pg = alloc_pages(mm, GFP_ATOMIC, 0);
-		if (pg)
-			free_any(c, mf_page_take(ctx(), pg, 0, GFP_ATOMIC, K_PAGES, false));
+		c = ctx();
+		if (pg && mf_shadow_full(c->sh)) {    /* filled while the allocation was preempted */
+			hb();
+			__free_pages(mm, pg, 0);
+		} else if (pg)
+			free_any(c, mf_page_take(c, pg, 0, GFP_ATOMIC, K_PAGES, false));
 	}
 }
 

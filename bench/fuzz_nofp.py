@@ -9,7 +9,15 @@ CPU and wall seconds and any finding go into the JSON file, written
 atomically, so an interrupted run (Ctrl-C, SIGTERM, --budget) loses nothing
 it has counted, and the next invocation continues the totals.
 
+Executions run on other machines are merged in with --import: there, a copy
+of the build dir (build/nofp-<build>/targets/fuzz_* and fuzz_nofp-stamp.json)
+runs `bench/fuzz_nofp.py --no-build --build-dir DIR --json X.json ...`; here,
+`bench/fuzz_nofp.py --import X.json` adds X.json's executions, CPU and wall
+seconds, chunks and findings to the JSON, when it counts the same source tree,
+build and checker settings, and each file only once.
+
 Usage: bench/fuzz_nofp.py [--execs N] [--targets a,b] [--jobs J] [--budget S] ...
+       bench/fuzz_nofp.py --import X.json [--import Y.json ...] [--json FILE]
        ./mmfuzz bench fuzz_nofp [--quick] [--json FILE]
 (the bench verb passes only --quick and --json; run the script itself for
 the other options).
@@ -242,32 +250,43 @@ def decide(prev, ident, fresh):
     return True, None
 
 
-def load_previous(path):
-    if not path or not os.path.exists(path):
-        return None
+def read_result(path, hint):
+    """A fuzz_nofp result doc, or UsageError(... + hint)."""
     try:
         with open(path) as f:
             doc = json.load(f)
     except (OSError, ValueError) as e:
-        raise UsageError("cannot read %s (%s): move it away or pass --fresh" % (path, e))
+        raise UsageError("cannot read %s (%s)%s" % (path, e, hint))
     if not isinstance(doc, dict) or doc.get("bench") != "fuzz_nofp" or not isinstance(doc.get("targets"), list):
-        raise UsageError("%s is not a fuzz_nofp result: move it away or pass --fresh" % path)
+        raise UsageError("%s is not a fuzz_nofp result%s" % (path, hint))
     return doc
+
+
+def load_previous(path):
+    if not path or not os.path.exists(path):
+        return None
+    return read_result(path, ": move it away or pass --fresh")
 
 
 def new_entry(name, build):
     return {"name": name, "build": build, "execs": 0, "cpu_s": 0.0, "wall_s": 0.0, "chunks": 0, "findings": []}
 
 
+def this_machine():
+    return "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count() or 0)
+
+
 def start_doc(prev, ident, stamp, goal, cont, build, nice, jobs):
     doc = {"bench": "fuzz_nofp", "date": now_utc(), "started": now_utc(),
-           "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count() or 0),
+           "machine": this_machine(),
            "commit": stamp["commit"], "tree": ident["tree"], "dirty": stamp["dirty"], "build": build,
            "build_desc": BUILDS[build]["desc"], "engine": "libfuzzer", "checker_env": ident["checker_env"],
            "goal_execs": goal, "nice": nice, "jobs": jobs, "targets": []}
     if cont:
         doc["started"] = prev.get("started", doc["started"])
         doc["targets"] = prev["targets"]
+        if prev.get("imports"):
+            doc["imports"] = prev["imports"]     # what --import merged: each file counts once
     return doc
 
 
@@ -618,10 +637,34 @@ chunks:
   ending in a finding (or running nothing) stop that target.  Ctrl-C or
   SIGTERM stops the running chunks, counts what they ran and saves.
 
+extra machines (--import):
+  To add executions run elsewhere, copy build/nofp-<build>/fuzz_nofp-stamp.json
+  into a directory DIR and build/nofp-<build>/targets/fuzz_* into DIR/targets/
+  on the other machine (with a checkout of the same commit, for the seeds and
+  options; or use another --work dir here), run there
+    bench/fuzz_nofp.py --no-build --build-dir DIR --json X.json [--work W] ...
+  (same --build, same MMFUZZ_* environment), bring X.json back and run here
+    bench/fuzz_nofp.py --import X.json [--import Y.json ...] [--json FILE]
+  Each target's execs, cpu_s, wall_s and chunks are added to the JSON's, its
+  findings appended with "imported_from" (the file's name) and "machine";
+  targets the JSON lacks are added; its goal_execs stays.  The JSON records
+  each file in "imports" (name, sha256, machine, started, date, jobs, execs per
+  target, cpu_s, findings, imported_at).  Refused (exit 2, the JSON left as it
+  was, nothing imported when any FILE is refused): a FILE that is not a
+  fuzz_nofp result, one whose tree, build or checker_env differ from the
+  JSON's, one imported before (by its sha256, also when it was merged into
+  another imported file), and any import while a campaign or import holds the
+  work dir (--work, default build/nofp/<the JSON's build>).  A missing JSON is
+  created from the first FILE's tree, build and goal.  Not with --quick,
+  --dry-run or --fresh; no build is needed.  The table then shows every target
+  in the JSON; exit 1 when an imported file holds findings.
+
 exit status: 0 no finding; 1 a finding in the selected targets' totals (on the
   correct allocator it is a false positive or a real bug), a stopped target, a
-  failed build or a binary that changed under the campaign; 2 bad arguments or a state to resolve (dirty tree, unreadable
-  JSON, another run holding the work dir); 130 interrupted (after saving).
+  failed build or a binary that changed under the campaign, findings in an
+  --import FILE; 2 bad arguments or a state to resolve (dirty tree, unreadable
+  JSON, another run holding the work dir, a refused --import); 130 interrupted
+  (after saving).
 
   ./mmfuzz bench fuzz_nofp passes only --quick and --json; run
   bench/fuzz_nofp.py for the other options.
@@ -678,7 +721,16 @@ def parse_args(argv):
                     help="say whether the totals would continue and what is left, then exit: no build, no run")
     ap.add_argument("--work", metavar="DIR", help="work dir (default build/nofp/<build>; --quick: build/nofp/quick-<build>)")
     ap.add_argument("--build-dir", metavar="DIR", help="build dir (default build/nofp-<build>)")
+    ap.add_argument("--import", dest="imports", action="append", default=[], metavar="FILE",
+                    help="instead of a campaign: add FILE's totals (a fuzz_nofp JSON written on another machine "
+                         "or in another work dir) to the JSON; repeatable.  Same tree, build and checker settings "
+                         "only, each file once; takes the work dir's lock (see \"extra machines\" below)")
     a = ap.parse_args(argv)
+    if a.imports:
+        bad = [o for o, on in (("--quick", a.quick), ("--dry-run", a.dry_run), ("--fresh", a.fresh)) if on]
+        if bad:
+            raise UsageError("--import cannot be combined with %s" % " or ".join(bad))
+    a.work_given = a.work is not None
     known = all_targets()
     names = []
     for t in (x.strip() for x in a.targets.split(",")):
@@ -710,7 +762,8 @@ def main(argv):
     except UsageError as e:
         print("usage: bench/fuzz_nofp.py [--execs N] [--targets a,b] [--jobs J] [--nice K] [--chunk S] [--budget S]\n"
               "                          [--build asan|ubsan] [--json FILE] [--quick] [--no-build] [--fresh]\n"
-              "                          [--allow-dirty] [--dry-run] [--work DIR] [--build-dir DIR] [--help]",
+              "                          [--allow-dirty] [--dry-run] [--work DIR] [--build-dir DIR] [--help]\n"
+              "       bench/fuzz_nofp.py --import FILE [--import FILE ...] [--json FILE] [--work DIR]",
               file=sys.stderr)
         log(str(e))
         return 2
@@ -734,16 +787,23 @@ def dirty_refusal(state):
             "the changes, and only the same changes continue its totals)" % shown)
 
 
-def run(a):
-    if a.dry_run:                   # a dry run only reads: it may look at a running campaign's totals
-        return run_locked(a)
-    os.makedirs(a.work, exist_ok=True)
-    with open(os.path.join(a.work, ".lock"), "w") as lock:
+def locked(work, fn, *args):
+    """fn(*args) holding the work dir's lock (one campaign or import at a time)."""
+    os.makedirs(work, exist_ok=True)
+    with open(os.path.join(work, ".lock"), "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            raise UsageError("another fuzz_nofp run is using %s" % rel(a.work))
+            raise UsageError("another fuzz_nofp run is using %s" % rel(work))
+        return fn(*args)
+
+
+def run(a):
+    if a.imports:
+        return run_import(a)
+    if a.dry_run:                   # a dry run only reads: it may look at a running campaign's totals
         return run_locked(a)
+    return locked(a.work, run_locked, a)
 
 
 def run_locked(a):
@@ -833,6 +893,150 @@ def run_locked(a):
         log("goal not met yet: %d of %d targets have %s executions%s" %
             (len(met), len(a.names), human(a.execs), " and zero findings" if findings else ""))
     return 1 if findings or stopped or why == "changed" else 0
+
+
+
+# ------------------------------------------------------------------ --import: another machine's executions
+
+IDENTITY_FIELDS = ("tree", "build", "checker_env")
+CARRIED_FIELDS = ("commit", "tree", "dirty", "build", "build_desc", "engine", "checker_env")
+
+
+def number(x, whole=False):
+    return isinstance(x, int if whole else (int, float)) and not isinstance(x, bool) and x >= 0
+
+
+def read_import(path):
+    """An imported result doc, checked enough to be added: its identity and
+    every target's counts."""
+    doc = read_result(path, ": nothing imported")
+    if not isinstance(doc.get("tree"), str) or doc.get("build") not in BUILDS:
+        raise UsageError("%s is not a fuzz_nofp result (no tree or build): nothing imported" % path)
+    if not isinstance(doc.get("checker_env", {}), dict):
+        raise UsageError("%s is not a fuzz_nofp result (checker_env): nothing imported" % path)
+    names = set()
+    for i, e in enumerate(doc["targets"]):
+        ok = (isinstance(e, dict) and isinstance(e.get("name"), str) and e["name"] not in names and
+              number(e.get("execs"), True) and number(e.get("chunks"), True) and number(e.get("cpu_s")) and
+              number(e.get("wall_s")) and isinstance(e.get("findings"), list) and
+              all(isinstance(f, dict) for f in e["findings"]))
+        if not ok:
+            raise UsageError("%s is not a fuzz_nofp result (target entry %d): nothing imported" % (path, i + 1))
+        names.add(e["name"])
+    return doc
+
+
+def identity_difference(main, imp):
+    """The first identity field that differs: (field, main's value, imp's value) or None."""
+    for k in IDENTITY_FIELDS:
+        default = {} if k == "checker_env" else None
+        if main.get(k, default) != imp.get(k, default):
+            return k, main.get(k, default), imp.get(k, default)
+    return None
+
+
+def imported_shas(doc):
+    """The sha256 of every file merged into doc, also those merged into the files merged."""
+    got = set()
+    for i in doc.get("imports") or []:
+        if isinstance(i, dict):
+            got.add(i.get("sha256"))
+            got.update(i.get("includes") or [])
+    got.discard(None)
+    return got
+
+
+def import_work_dir(a, files):
+    """The work dir whose lock an import takes: --work, or the campaign's
+    default for the build being merged into."""
+    if a.work_given:
+        return a.work
+    build = None
+    if a.json_path and os.path.exists(a.json_path):
+        try:
+            build = read_result(a.json_path, "").get("build")
+        except UsageError:
+            pass                    # refused below, under the lock
+    build = build if build in BUILDS else files[0][1]["build"]
+    return os.path.join(ROOT, "build", "nofp", build)
+
+
+def run_import(a):
+    files = []
+    for path in a.imports:
+        path = os.path.abspath(path)
+        if os.path.exists(path) and os.path.exists(a.json_path) and os.path.samefile(path, a.json_path):
+            raise UsageError("--import %s: that is the JSON itself" % rel(path))
+        doc = read_import(path)
+        with open(path, "rb") as f:
+            sha = hashlib.sha256(f.read()).hexdigest()
+        files.append((path, doc, sha))
+    return locked(import_work_dir(a, [(p, d) for p, d, _ in files]), import_locked, a, files)
+
+
+def import_locked(a, files):
+    main = read_result(a.json_path, ": move it away; nothing imported") if os.path.exists(a.json_path) else None
+    if main is None:
+        first = files[0][1]
+        main = {"bench": "fuzz_nofp", "date": now_utc(), "started": first.get("started", now_utc()),
+                "machine": this_machine()}
+        main.update((k, first.get(k, {} if k == "checker_env" else None)) for k in CARRIED_FIELDS)
+        main.update(goal_execs=first.get("goal_execs", 10000000), targets=[])
+        log("%s does not exist: creating it for tree %s, %s build, from %s" %
+            (rel(a.json_path), main["tree"], main["build"], os.path.basename(files[0][0])))
+    # Check every file before changing anything.
+    seen = imported_shas(main)
+    for path, doc, sha in files:
+        diff = identity_difference(main, doc)
+        if diff:
+            raise UsageError("%s: its %s differs: %s has %s %s, %s has %s: nothing imported" %
+                             (rel(path), diff[0], rel(a.json_path), diff[0], json.dumps(diff[1]), os.path.basename(path),
+                              json.dumps(diff[2])))
+        twice = ({sha} | imported_shas(doc)) & seen
+        if twice:
+            raise UsageError("%s: %s was imported into %s before (sha256 %s): nothing imported" %
+                             (rel(path), "this file" if sha in twice else "a file merged into it", rel(a.json_path),
+                              sorted(twice)[0][:16]))
+        seen |= {sha} | imported_shas(doc)
+    goal = main.get("goal_execs")
+    goal = goal if number(goal, True) and goal > 0 else 10000000
+    total, findings = 0, 0
+    for path, doc, sha in files:
+        base = os.path.basename(path)
+        machine = doc.get("machine", "unknown")
+        rec = {"file": base, "sha256": sha, "machine": machine, "started": doc.get("started"),
+               "date": doc.get("date"), "jobs": doc.get("jobs"), "execs": {}, "cpu_s": 0.0, "findings": 0,
+               "imported_at": now_utc()}
+        if imported_shas(doc):
+            rec["includes"] = sorted(imported_shas(doc))
+        for t in doc["targets"]:
+            e = entry(main, t["name"])
+            e["execs"] += t["execs"]
+            e["cpu_s"] += t["cpu_s"]
+            e["wall_s"] += t["wall_s"]
+            e["chunks"] += t["chunks"]
+            e["findings"].extend(dict(f, imported_from=base, machine=machine) for f in t["findings"])
+            if t.get("stopped"):
+                e["stopped"] = t["stopped"]
+            rec["execs"][t["name"]] = t["execs"]
+            rec["cpu_s"] += t["cpu_s"]
+            rec["findings"] += len(t["findings"])
+        rec["cpu_s"] = round(rec["cpu_s"], 2)
+        main.setdefault("imports", []).append(rec)
+        total += sum(rec["execs"].values())
+        findings += rec["findings"]
+        log("%s (%s, started %s): +%s executions, %d finding%s" %
+            (base, machine, doc.get("started"), human(sum(rec["execs"].values())), rec["findings"],
+             "" if rec["findings"] == 1 else "s"))
+    save(main, a.json_path, goal)
+    print_table(main, [e["name"] for e in main["targets"]], goal)
+    log("imported %d file%s: +%s executions; results in %s" %
+        (len(files), "" if len(files) == 1 else "s", human(total), rel(a.json_path)))
+    if findings:
+        log("%d imported finding%s - a false positive or a real bug each; listed in the JSON with the file and "
+            "machine they came from" % (findings, "" if findings == 1 else "s"))
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

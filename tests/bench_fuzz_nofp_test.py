@@ -9,9 +9,13 @@ stop there, totals continue across invocations only for the same tree and
 build, findings are kept, reported and fail the run without ending the
 target, interrupts and the budget keep what was counted, and a dirty tree,
 a changed binary, an unreadable JSON, a second run on a busy work dir and
-bad arguments are refused.
+bad arguments are refused.  --import: the totals of result files run
+elsewhere add up, each file once, only for the same tree, build and checker
+settings, with their findings tagged, under the work dir's lock.
 Seconds, no build.  usage: python3 tests/bench_fuzz_nofp_test.py [-v]
 """
+import fcntl
+import hashlib
 import importlib.util
 import json
 import os
@@ -104,22 +108,32 @@ class Campaign(unittest.TestCase):
         nofp.write_stamp(self.bdir, build, {"tree": tree, "commit": "c0ffee" * 6 + "abcd", "dirty": list(dirty)},
                          nofp.all_targets())
 
-    def args(self, *extra):
-        return [sys.executable, SCRIPT, "--no-build", "--build-dir", self.bdir, "--work", self.work,
-                "--json", self.json, "--nice", "0"] + list(extra)
+    def args(self, *extra, work=None, json=None):
+        return [sys.executable, SCRIPT, "--no-build", "--build-dir", self.bdir, "--work", work or self.work,
+                "--json", json or self.json, "--nice", "0"] + list(extra)
 
-    def run_nofp(self, *extra, rc=0, env=None):
-        r = subprocess.run(self.args(*extra), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           env=dict(os.environ, **(env or {})), timeout=60)
+    def run_nofp(self, *extra, rc=0, env=None, work=None, json=None):
+        r = subprocess.run(self.args(*extra, work=work, json=json), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, env=dict(os.environ, **(env or {})), timeout=60)
         self.assertEqual(r.returncode, rc, "exit status %d, want %d; output:\n%s" % (r.returncode, rc, r.stdout))
         return r.stdout
 
-    def doc(self):
-        with open(self.json) as f:
+    def doc(self, path=None):
+        with open(path or self.json) as f:
             return json.load(f)
 
-    def target(self, name):
-        return [e for e in self.doc()["targets"] if e["name"] == name][0]
+    def target(self, name, path=None):
+        return [e for e in self.doc(path)["targets"] if e["name"] == name][0]
+
+    def elsewhere(self, label, *extra, rc=0, env=None):
+        """A campaign in its own work dir and JSON (another machine's), with the same stamp: its JSON."""
+        path = os.path.join(self.tmp, label + ".json")
+        self.run_nofp(*extra, rc=rc, env=env, work=os.path.join(self.tmp, "work-" + label), json=path)
+        return path
+
+    def raw(self):
+        with open(self.json, "rb") as f:
+            return f.read()
 
     def argv_log(self, name):
         with open(os.path.join(self.work, name, "argv.log")) as f:
@@ -273,6 +287,170 @@ class Campaign(unittest.TestCase):
             self.assertEqual(r.returncode, 2, "%s: %s" % (args, r.stdout))
             self.assertIn(msg, r.stdout, args)
             self.assertIn("usage: bench/fuzz_nofp.py", r.stdout)
+
+    def test_import_adds_the_totals(self):
+        a = self.elsewhere("a", "--targets", "buddy,slub", "--execs", "2500", "--chunk", "7")
+        b = self.elsewhere("b", "--targets", "buddy,pcp", "--execs", "1500")
+        self.run_nofp("--targets", "buddy", "--execs", "1000")
+        before = {t: self.target(t) for t in ("buddy",)}
+        da, db = self.doc(a), self.doc(b)
+        out = self.run_nofp("--import", a, "--import", b)
+        self.assertIn("imported 2 files: +8,000 executions", out)
+        d = self.doc()
+        self.assertEqual(d["goal_execs"], 1000)            # the JSON's goal stays
+        self.assertEqual([e["name"] for e in d["targets"]], ["buddy", "slub", "pcp"])
+
+        def tgt(doc, n):
+            return [e for e in doc["targets"] if e["name"] == n]
+        for n in ("buddy", "slub", "pcp"):
+            parts = ([before[n]] if n in before else []) + tgt(da, n) + tgt(db, n)
+            e = self.target(n)
+            self.assertEqual(e["execs"], sum(p["execs"] for p in parts), n)
+            self.assertEqual(e["chunks"], sum(p["chunks"] for p in parts), n)
+            cpu = wall = 0.0
+            for p in parts:
+                cpu += p["cpu_s"]
+                wall += p["wall_s"]
+            self.assertEqual((e["cpu_s"], e["wall_s"]), (round(cpu, 2), round(wall, 2)), n)
+            self.assertEqual(e["findings"], [])
+        self.assertEqual((self.target("buddy")["execs"], self.target("slub")["execs"], self.target("pcp")["execs"]),
+                         (5000, 2500, 1500))
+        self.assertEqual((self.target("buddy")["chunks"], self.target("buddy")["goal_met"]), (1 + 3 + 2, True))
+        self.assertRegex(out, r"pcp +ubsan +1,500 +yes +0 ")
+        imp = d["imports"]
+        self.assertEqual([i["file"] for i in imp], ["a.json", "b.json"])
+        with open(a, "rb") as f:
+            self.assertEqual(imp[0]["sha256"], hashlib.sha256(f.read()).hexdigest())
+        self.assertEqual(imp[0]["execs"], {"buddy": 2500, "slub": 2500})
+        self.assertEqual(imp[1]["execs"], {"buddy": 1500, "pcp": 1500})
+        self.assertEqual((imp[1]["machine"], imp[1]["started"], imp[1]["jobs"], imp[1]["findings"]),
+                         (db["machine"], db["started"], 1, 0))
+        self.assertEqual(imp[0]["cpu_s"], round(sum(e["cpu_s"] for e in da["targets"]), 2))
+        # A campaign continuing the totals keeps the record of what was imported.
+        out = self.run_nofp("--targets", "buddy", "--execs", "6000")
+        self.assertIn("continuing the totals", out)
+        self.assertEqual(self.target("buddy")["execs"], 6000)
+        self.assertEqual([i["file"] for i in self.doc()["imports"]], ["a.json", "b.json"])
+        out = self.run_nofp("--import", a, rc=2)
+        self.assertIn("was imported into", out)
+
+    def test_import_of_the_same_file_twice_is_refused(self):
+        a = self.elsewhere("a", "--targets", "buddy", "--execs", "700")
+        b = self.elsewhere("b", "--targets", "buddy", "--execs", "300")
+        self.run_nofp("--targets", "buddy", "--execs", "1000")
+        self.run_nofp("--import", a)
+        self.assertEqual(self.target("buddy")["execs"], 1700)
+        raw = self.raw()
+        out = self.run_nofp("--import", a, rc=2)
+        self.assertIn("this file was imported into %s before" % self.json, out)
+        self.assertEqual(self.raw(), raw)
+        # The same content under another name, and all or nothing: b is not merged either.
+        copy = os.path.join(self.tmp, "copy-of-a.json")
+        shutil.copy(a, copy)
+        out = self.run_nofp("--import", b, "--import", copy, rc=2)
+        self.assertIn("copy-of-a.json: this file was imported", out)
+        self.assertEqual(self.raw(), raw)
+        out = self.run_nofp("--import", b, "--import", b, rc=2)
+        self.assertIn("this file was imported", out)
+        self.assertEqual(self.raw(), raw)
+        # Not a result file: refused, nothing changed.
+        junk = os.path.join(self.tmp, "junk.json")
+        with open(junk, "w") as f:
+            json.dump({"bench": "other", "targets": []}, f)
+        out = self.run_nofp("--import", b, "--import", junk, rc=2)
+        self.assertIn("%s is not a fuzz_nofp result" % junk, out)
+        out = self.run_nofp("--import", os.path.join(self.tmp, "nosuch.json"), rc=2)
+        self.assertIn("cannot read", out)
+        self.assertEqual(self.raw(), raw)
+        self.run_nofp("--import", b)
+        self.assertEqual(self.target("buddy")["execs"], 2000)
+
+    def test_import_of_another_tree_is_refused(self):
+        self.run_nofp("--targets", "buddy", "--execs", "1000")
+        raw = self.raw()
+        self.stamp("tree-two")
+        b = self.elsewhere("b", "--targets", "buddy", "--execs", "500")
+        out = self.run_nofp("--import", b, rc=2)
+        self.assertIn('its tree differs: %s has tree "tree-one", b.json has "tree-two"' % self.json, out)
+        self.assertEqual(self.raw(), raw)
+        self.stamp("tree-one", build="asan")
+        c = self.elsewhere("c", "--targets", "buddy", "--execs", "500", "--build", "asan")
+        out = self.run_nofp("--import", c, rc=2)
+        self.assertIn('its build differs: %s has build "ubsan", c.json has "asan"' % self.json, out)
+        self.assertEqual(self.raw(), raw)
+
+    def test_import_of_another_checker_env_is_refused(self):
+        self.run_nofp("--targets", "buddy", "--execs", "1000")
+        raw = self.raw()
+        b = self.elsewhere("b", "--targets", "buddy", "--execs", "500", env={"MMFUZZ_CHECK_LEVEL": "1"})
+        self.assertEqual(self.doc(b)["checker_env"].get("MMFUZZ_CHECK_LEVEL"), "1")
+        out = self.run_nofp("--import", b, rc=2)
+        self.assertIn("its checker_env differs", out)
+        self.assertIn('"MMFUZZ_CHECK_LEVEL": "1"', out)
+        self.assertEqual(self.raw(), raw)
+
+    def test_import_into_a_locked_work_dir_is_refused(self):
+        self.run_nofp("--targets", "buddy", "--execs", "1000")
+        b = self.elsewhere("b", "--targets", "buddy", "--execs", "500")
+        raw = self.raw()
+        with open(os.path.join(self.work, ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            out = self.run_nofp("--import", b, rc=2)
+            self.assertIn("another fuzz_nofp run is using %s" % self.work, out)
+            self.assertEqual(self.raw(), raw)
+        self.run_nofp("--import", b)
+        self.assertEqual(self.target("buddy")["execs"], 1500)
+
+    def test_imported_findings_are_kept_and_fail_the_run(self):
+        self.run_nofp("--targets", "buddy", "--execs", "1000")
+        b = self.elsewhere("b", "--targets", "buddy", "--execs", "2500", rc=1, env={"STUB_MODE": "crash2"})
+        theirs = self.target("buddy", b)["findings"]
+        self.assertEqual(len(theirs), 1)
+        out = self.run_nofp("--import", b, rc=1)
+        self.assertIn("1 imported finding", out)
+        self.assertRegex(out, r"buddy +ubsan +3,500 +no +1 ")
+        e = self.target("buddy")
+        self.assertEqual(e["findings"], [dict(theirs[0], imported_from="b.json", machine=self.doc(b)["machine"])])
+        self.assertIn("VIOLATION B1 in target stub", e["findings"][0]["summary"])
+        self.assertEqual((e["execs"], e["goal_met"]), (3500, False))
+        self.assertEqual(self.doc()["imports"][0]["findings"], 1)
+        # The totals hold it: a later campaign fails too.
+        self.run_nofp("--targets", "buddy", "--execs", "3600", rc=1)
+
+    def test_import_into_a_missing_json_creates_it(self):
+        b = self.elsewhere("b", "--targets", "slub,pcp", "--execs", "1200")
+        db = self.doc(b)
+        self.assertFalse(os.path.exists(self.json))
+        out = self.run_nofp("--import", b)
+        self.assertIn("does not exist: creating it", out)
+        self.assertIn("imported 1 file: +2,400 executions", out)
+        d = self.doc()
+        for k in ("bench", "commit", "tree", "dirty", "build", "build_desc", "engine", "checker_env", "goal_execs",
+                  "started"):
+            self.assertEqual(d[k], db[k], k)
+        for n in ("slub", "pcp"):
+            mine, theirs = self.target(n), self.target(n, b)
+            for k in ("execs", "cpu_s", "wall_s", "chunks", "findings", "goal_met"):
+                self.assertEqual(mine[k], theirs[k], (n, k))
+        self.assertEqual([i["file"] for i in d["imports"]], ["b.json"])
+        # A campaign of the same tree continues it.
+        out = self.run_nofp("--targets", "slub", "--execs", "2000")
+        self.assertIn("continuing the totals", out)
+        self.assertEqual(self.target("slub")["execs"], 2000)
+
+    def test_import_usage_errors(self):
+        for extra, msg in ((["--fresh"], "--import cannot be combined with --fresh"),
+                           (["--quick"], "--import cannot be combined with --quick"),
+                           (["--dry-run"], "--import cannot be combined with --dry-run")):
+            r = subprocess.run([sys.executable, SCRIPT, "--json", self.json, "--import", self.json + ".other"] + extra,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
+            self.assertEqual(r.returncode, 2, "%s: %s" % (extra, r.stdout))
+            self.assertIn(msg, r.stdout)
+            self.assertIn("bench/fuzz_nofp.py --import FILE", r.stdout)
+        self.assertFalse(os.path.exists(self.json))
+        r = subprocess.run([sys.executable, SCRIPT, "--help"], stdout=subprocess.PIPE, text=True, timeout=30)
+        self.assertIn("--import FILE", r.stdout)
+        self.assertIn("--no-build --build-dir DIR --json X.json", r.stdout)
 
     def test_decide(self):
         ident = {"tree": "t", "build": "ubsan", "checker_env": {}}

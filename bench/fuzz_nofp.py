@@ -9,12 +9,22 @@ CPU and wall seconds and any finding go into the JSON file, written
 atomically, so an interrupted run (Ctrl-C, SIGTERM, --budget) loses nothing
 it has counted, and the next invocation continues the totals.
 
+Each target's count belongs to its fuzz binary (a fuzz binary is the whole
+system under test: allocator, harness and libFuzzer, statically linked): the
+entry records the binary's sha256 ("binary") and where its count began
+("since": tree, commit, date).  The build and the MMFUZZ_* checker settings
+must match for anything to continue; then, on another source tree, a target
+whose binary is byte-identical continues its count and one whose binary
+changed restarts from zero, its old entry (findings included) kept in
+"superseded" - a fix in one target's harness no longer costs the others.
+
 Executions run on other machines are merged in with --import: there, a copy
 of the build dir (build/nofp-<build>/targets/fuzz_* and fuzz_nofp-stamp.json)
 runs `bench/fuzz_nofp.py --no-build --build-dir DIR --json X.json ...`; here,
 `bench/fuzz_nofp.py --import X.json` adds X.json's executions, CPU and wall
-seconds, chunks and findings to the JSON, when it counts the same source tree,
-build and checker settings, and each file only once.
+seconds, chunks and findings to the JSON, when it counts the same build and
+checker settings and each target the same binary (entries without one: the
+same tree), and each file only once.
 
 Usage: bench/fuzz_nofp.py [--execs N] [--targets a,b] [--jobs J] [--budget S] ...
        bench/fuzz_nofp.py --import X.json [--import Y.json ...] [--json FILE]
@@ -234,20 +244,128 @@ def identity(stamp, build):
 
 
 def decide(prev, ident, fresh):
-    """Whether to continue prev's totals: (True, None) or (False, why)."""
+    """Whether prev's totals continue at all: (True, None) for the same tree,
+    (True, why) when only the tree differs - then each target continues or
+    restarts by its binary (plan()) -, (False, why) to start fresh."""
     if fresh:
         return False, "--fresh"
     if prev is None:
         return False, "no earlier results"
     if prev.get("build") != ident["build"]:
         return False, "the earlier results are the %s build's, this run is %s" % (prev.get("build"), ident["build"])
-    if prev.get("tree") != ident["tree"]:
-        return False, ("the source differs: the earlier executions ran tree %s (commit %s), this build is tree %s" %
-                       (prev.get("tree"), str(prev.get("commit"))[:12], ident["tree"]))
     if prev.get("checker_env", {}) != ident["checker_env"]:
         return False, ("the checker settings differ: earlier %s, now %s" %
                        (prev.get("checker_env", {}) or "the targets' own", ident["checker_env"] or "the targets' own"))
+    if prev.get("tree") != ident["tree"]:
+        return True, ("the source differs: the earlier executions ran tree %s (commit %s), this build is tree %s; "
+                      "each target continues only if its fuzz binary is byte-identical" %
+                      (prev.get("tree"), str(prev.get("commit"))[:12], ident["tree"]))
     return True, None
+
+
+def short(h, n=12):
+    return str(h)[:n] if h else "none"
+
+
+def plan(prev, ident, stamp, names, cont):
+    """What becomes of each target of names: {name: (action, why)}, action one
+    of "continue", "restart", "new" (no entry yet, or a fresh start) and
+    "unknown" (a dry run before a build: the build decides).  A target's count
+    continues when its entry's "binary" (the sha256 of the fuzz binary its
+    executions ran on) is the stamp's binary for it: a fuzz binary is the whole
+    system under test (allocator, harness, libFuzzer, statically linked), so
+    a byte-identical one continues the count across source trees.  An entry
+    without "binary" (written before binaries were recorded) continues only
+    on the same tree."""
+    res = {}
+    old = {e["name"]: e for e in prev["targets"]} if cont else {}
+    bins = stamp.get("binaries") or {}
+    same_tree = cont and prev.get("tree") == ident["tree"]
+    for n in names:
+        e = old.get(n)
+        now = bins.get(n)
+        was = e.get("binary") if e else None
+        frm = (e.get("since") or {}).get("tree") if e and isinstance(e.get("since"), dict) else None
+        trees = "tree %s -> %s" % (frm or prev.get("tree"), ident["tree"]) if e else ""
+        if e is None:
+            res[n] = ("new", None)
+        elif was is None:
+            res[n] = (("continue", "same tree") if same_tree else
+                      ("restart", "fuzz_%s: its count records no binary (from before per-target identity; %s)" %
+                       (n, trees)))
+        elif now is None:
+            res[n] = ("unknown", "continues if the build leaves fuzz_%s byte-identical (binary %s), else restarts" %
+                      (n, short(was)))
+        elif now == was:
+            res[n] = ("continue", "binary %s unchanged" % short(was))
+        else:
+            res[n] = ("restart", "fuzz_%s changed (%s; binary %s -> %s)" % (n, trees, short(was), short(now)))
+    return res
+
+
+def hold_tree(doc, tree, commit, date, names):
+    """doc["trees"]: the source trees whose executions the totals hold, each
+    with the targets whose counts hold some ({tree, commit, first_seen, targets})."""
+    trees = doc.setdefault("trees", [])
+    for t in trees:
+        if t.get("tree") == tree:
+            t["targets"] = t.get("targets", []) + [n for n in names if n not in t.get("targets", [])]
+            return
+    trees.append({"tree": tree, "commit": commit, "first_seen": date, "targets": list(names)})
+
+
+def release_target(doc, name):
+    """name's count starts again: no tree holds its executions any more."""
+    for t in doc.get("trees", []):
+        t["targets"] = [x for x in t.get("targets", []) if x != name]
+    doc["trees"] = [t for t in doc.get("trees", []) if t["targets"]]
+
+
+def ensure_trees(doc):
+    """A doc written before doc["trees"]: all its counts ran its tree."""
+    if "trees" not in doc:
+        doc["trees"] = []
+        names = [e["name"] for e in doc["targets"] if isinstance(e, dict) and "name" in e]
+        if names:
+            hold_tree(doc, doc.get("tree"), doc.get("commit"), doc.get("started"), names)
+
+
+def entry_tree(doc, e):
+    """The tree whose executions an entry without "binary" holds (it never
+    continued across trees): its since, else the first tree listing it."""
+    if isinstance(e.get("since"), dict) and e["since"].get("tree"):
+        return e["since"]["tree"]
+    for t in doc.get("trees", []):
+        if e["name"] in t.get("targets", []):
+            return t.get("tree")
+    return doc.get("tree")
+
+
+def apply_plan(doc, prev, stamp, plans):
+    """Restarts (old entry into doc["superseded"]) and fills binary/since of
+    the targets of plans; returns the names restarted."""
+    since = {"tree": stamp["tree"], "commit": stamp["commit"], "date": now_utc()}
+    bins = stamp.get("binaries") or {}
+    restarted = []
+    for n, (action, why) in plans.items():
+        e = entry(doc, n)
+        if action == "restart":
+            old = dict(e, reason=why, tree=prev.get("tree"), commit=prev.get("commit"),
+                       superseded_at=now_utc(), superseded_by={"tree": stamp["tree"], "commit": stamp["commit"]})
+            doc.setdefault("superseded", []).append(old)
+            fresh = new_entry(n, doc["build"])
+            doc["targets"][doc["targets"].index(e)] = fresh
+            release_target(doc, n)
+            e = fresh
+            restarted.append(n)
+        if action in ("restart", "new"):
+            e["since"] = dict(since)
+        elif action == "continue" and not isinstance(e.get("since"), dict):
+            e["since"] = {"tree": prev.get("tree"), "commit": prev.get("commit"), "date": prev.get("started")}
+        if bins.get(n) and (action != "unknown"):
+            e["binary"] = bins[n]
+    hold_tree(doc, stamp["tree"], stamp["commit"], now_utc(), [n for n, (act, _) in plans.items() if act != "unknown"])
+    return restarted
 
 
 def read_result(path, hint):
@@ -287,6 +405,9 @@ def start_doc(prev, ident, stamp, goal, cont, build, nice, jobs):
         doc["targets"] = prev["targets"]
         if prev.get("imports"):
             doc["imports"] = prev["imports"]     # what --import merged: each file counts once
+        for k in ("trees", "superseded"):
+            if k in prev:
+                doc[k] = prev[k]
     return doc
 
 
@@ -582,14 +703,16 @@ def campaign(doc, names, a, stamp, work, json_path):
 
 
 def print_table(doc, names, goal):
-    print("\n%-10s %-6s %14s %9s %9s %12s %11s" % ("target", "build", "executions", "goal met", "findings",
-                                                   "exec/s(wall)", "exec/cpu-s"))
+    print(("\n%-9s %-6s %12s %8s %8s %12s %10s %-7s" % ("target", "build", "executions", "goal met", "findings",
+                                                      "exec/s(wall)", "exec/cpu-s", "since")).rstrip())
     for n in names:
         e = entry(doc, n)
         finish_entry(e, goal)
-        print("%-10s %-6s %14s %9s %9d %12.0f %11.0f" % (n, e["build"], human(e["execs"]),
-                                                        "yes" if e["goal_met"] else "no", len(e["findings"]),
-                                                        e["exec_per_s"], e["exec_per_cpu_s"]))
+        since = e.get("since") if isinstance(e.get("since"), dict) else {}
+        print("%-9s %-6s %12s %8s %8d %12.0f %10.0f %s" % (n, e["build"], human(e["execs"]),
+                                                           "yes" if e["goal_met"] else "no", len(e["findings"]),
+                                                           e["exec_per_s"], e["exec_per_cpu_s"],
+                                                           short(since.get("commit"), 7) if since.get("commit") else "-"))
 
 
 # ------------------------------------------------------------------ arguments
@@ -608,21 +731,33 @@ builds (--build):
          what ./mmfuzz fuzz runs.  The JSON says which build counted.
   Each build has its own build directory, so that nobody else's build of
   build/fuzz replaces the binaries during a campaign; a stamp file there
-  records the source tree they were built from and their hashes, checked
-  before every chunk.
+  records the source tree they were built from and their sha256, checked
+  before every chunk; each target's count records its binary's.
 
 accumulating:
   The JSON (default bench/results/fuzz_nofp.json) holds per target
   {name, build, execs, cpu_s, wall_s, chunks, findings, exec_per_s,
-  exec_per_cpu_s, goal_met} and {date, started, machine, commit, tree, dirty,
-  build, goal_execs, checker_env}; it is rewritten (tmp + rename) after every
-  chunk.  "tree" hashes the committed allocator/, targets/, stressors/,
-  cmake/, CMakeLists.txt (and CMakePresets.json for asan) at HEAD.  A later
-  run continues the totals only when tree, build and the MMFUZZ_* checker
-  environment match; otherwise it starts fresh, says why, and keeps the old
-  file as <work>/previous/<date>-<tree>.json.  Uncommitted changes under
-  those paths (untracked files too) are refused unless --allow-dirty; the
-  tree then carries a hash of the changes and only the same changes continue.
+  exec_per_cpu_s, goal_met, binary, since} and {date, started, machine,
+  commit, tree, dirty, build, goal_execs, checker_env, trees, superseded};
+  it is rewritten (tmp + rename) after every chunk.  "tree" hashes the
+  committed allocator/, targets/, stressors/, cmake/, CMakeLists.txt (and
+  CMakePresets.json for asan) at HEAD; tree, commit and dirty are the last
+  run's.  A later run starts fresh - says why, keeps the old file as
+  <work>/previous/<date>-<tree>.json - when the build or the MMFUZZ_*
+  checker environment differ.  Otherwise each target of the run continues
+  when its entry's "binary" is the sha256 of the fuzz binary built now - on
+  the same tree it is, unless the toolchain changed; on another tree only
+  targets whose bytes the change left alone (the old file is kept there
+  too) - and else restarts from zero with the new binary and
+  "since" {tree, commit, date}, a copy of the old entry (its findings with
+  it) going to "superseded" with a "reason" and the tree and commit it last
+  ran; targets not in the run stay as they are.  An entry without "binary"
+  (written before binaries were recorded) gets one on the same tree and
+  restarts on another.  "trees" lists the trees whose executions the totals
+  hold ({tree, commit, first_seen, targets}).  goal_met is per entry:
+  execs >= goal and no findings.  Uncommitted changes under those paths
+  (untracked files too) are refused unless --allow-dirty; the tree then
+  carries a hash of the changes.
   Each target's inputs live in <work>/<target>/corpus (the seeds of
   corpus/T and corpus/regressions/T, files only, then what libFuzzer adds), so
   later chunks and later runs continue with the grown corpus; findings in
@@ -647,12 +782,16 @@ extra machines (--import):
     bench/fuzz_nofp.py --import X.json [--import Y.json ...] [--json FILE]
   Each target's execs, cpu_s, wall_s and chunks are added to the JSON's, its
   findings appended with "imported_from" (the file's name) and "machine";
-  targets the JSON lacks are added; its goal_execs stays.  The JSON records
+  targets the JSON lacks are added with their binary and since; the FILE's
+  trees join "trees", its superseded entries "superseded"; the JSON's tree
+  and goal_execs stay.  The JSON records
   each file in "imports" (name, sha256, machine, started, date, jobs, execs per
   target, cpu_s, findings, imported_at).  Refused (exit 2, the JSON left as it
   was, nothing imported when any FILE is refused): a FILE that is not a
-  fuzz_nofp result, one whose tree, build or checker_env differ from the
-  JSON's, one imported before (by its sha256, also when it was merged into
+  fuzz_nofp result, one whose build or checker_env differ from the JSON's,
+  one with a target whose "binary" differs from the JSON's entry for it (or
+  from another FILE's; the message names the target and both sha256) -
+  entries without "binary" need the JSON's tree instead -, one imported before (by its sha256, also when it was merged into
   another imported file), and any import while a campaign or import holds the
   work dir (--work, default build/nofp/<the JSON's build>).  A missing JSON is
   created from the first FILE's tree, build and goal.  Not with --quick,
@@ -718,13 +857,14 @@ def parse_args(argv):
     ap.add_argument("--allow-dirty", action="store_true",
                     help="run with uncommitted changes under the source paths (see below)")
     ap.add_argument("--dry-run", action="store_true",
-                    help="say whether the totals would continue and what is left, then exit: no build, no run")
+                    help="say, per target, whether its count would continue or restart (and why) and what is "
+                         "left, then exit: no build, no run (before a build, binaries not built yet: the build decides)")
     ap.add_argument("--work", metavar="DIR", help="work dir (default build/nofp/<build>; --quick: build/nofp/quick-<build>)")
     ap.add_argument("--build-dir", metavar="DIR", help="build dir (default build/nofp-<build>)")
     ap.add_argument("--import", dest="imports", action="append", default=[], metavar="FILE",
                     help="instead of a campaign: add FILE's totals (a fuzz_nofp JSON written on another machine "
-                         "or in another work dir) to the JSON; repeatable.  Same tree, build and checker settings "
-                         "only, each file once; takes the work dir's lock (see \"extra machines\" below)")
+                         "or in another work dir) to the JSON; repeatable.  Same build and checker settings and, per "
+                         "target, the same binary only, each file once; takes the work dir's lock (see \"extra machines\" below)")
     a = ap.parse_args(argv)
     if a.imports:
         bad = [o for o, on in (("--quick", a.quick), ("--dry-run", a.dry_run), ("--fresh", a.fresh)) if on]
@@ -826,6 +966,11 @@ def run_locked(a):
     if not a.dry_run:
         check_binaries(stamp, a.build_dir, a.names)
 
+    if a.dry_run and not stamp.get("binaries"):
+        # Before a build: the binaries fuzz_nofp.py built last, when built from this very tree.
+        built = read_stamp(a.build_dir)
+        if built and built.get("build") == a.build and built.get("tree") == stamp["tree"]:
+            stamp = dict(stamp, binaries=built.get("binaries") or {})
     ident = identity(stamp, a.build)
     try:
         prev = load_previous(a.json_path)
@@ -835,25 +980,50 @@ def run_locked(a):
         prev = None             # unreadable, and --fresh replaces it
     cont, why = decide(prev, ident, a.fresh)
     if cont:
-        log("continuing the totals in %s (tree %s, %s build, since %s)" %
-            (rel(a.json_path), ident["tree"], a.build, prev.get("started")))
+        ensure_trees(prev)
+        log("continuing the totals in %s (tree %s, %s build, since %s)%s" %
+            (rel(a.json_path), ident["tree"], a.build, prev.get("started"),
+             "" if why is None else ": " + why))
         if prev.get("goal_execs") != a.execs:
             log("the goal changes from %s to %s executions per target" % (human(prev.get("goal_execs", 0)),
                                                                           human(a.execs)))
     else:
         log("starting fresh: %s" % ("--quick always does" if a.quick else why))
     doc = start_doc(prev, ident, stamp, a.execs, cont, a.build, a.nice, a.jobs)
+    plans = plan(prev, ident, stamp, a.names, cont)
+    olds = {n: dict(entry(doc, n)) for n in a.names if plans[n][0] == "restart"}
+    restarted = apply_plan(doc, prev or {}, stamp, plans)
+    for n in restarted:
+        log("%s restarts from zero: %s; its %s executions and %d finding%s are kept in \"superseded\"" %
+            (n, plans[n][1], human(olds[n]["execs"]), len(olds[n]["findings"]),
+             "" if len(olds[n]["findings"]) == 1 else "s"))
+    if cont and why is not None:
+        goes_on = [n for n in a.names if plans[n][0] == "continue"]
+        log("tree %s -> %s: %s continue%s (binaries unchanged); %s restart%s; %s new" %
+            (prev.get("tree"), ident["tree"], ", ".join(goes_on) or "no target",
+             "s" if len(goes_on) == 1 else "", ", ".join(restarted) or "none", "s" if len(restarted) == 1 else "",
+             ", ".join(n for n in a.names if plans[n][0] == "new") or "none") +
+            ("; %s: the build decides" % ", ".join(n for n in a.names if plans[n][0] == "unknown")
+             if any(p[0] == "unknown" for p in plans.values()) else ""))
     for n in a.names:
         e = entry(doc, n)
         finish_entry(e, a.execs)
     if a.dry_run:
+        words = {"continue": "continues", "restart": "restarts", "new": "starts", "unknown": "build decides"}
         for n in a.names:
             e = entry(doc, n)
-            print("%-10s %14s of %s executions, %d finding%s, %s left" %
+            act, why_n = plans[n]
+            if act == "restart":
+                note = "restarts: %s (%s executions superseded)" % (why_n, human(olds[n]["execs"]))
+            elif act == "new":
+                note = "starts" + (" (new target)" if cont else "")
+            else:
+                note = "%s: %s" % (words[act], why_n) if why_n else words[act]
+            print("%-10s %14s of %s executions, %d finding%s, %s left; %s" %
                   (n, human(e["execs"]), human(a.execs), len(e["findings"]), "" if len(e["findings"]) == 1 else "s",
-                   human(max(0, a.execs - e["execs"]))))
+                   human(max(0, a.execs - e["execs"])), note))
         return 0
-    if not cont and prev is not None and os.path.exists(a.json_path):
+    if prev is not None and os.path.exists(a.json_path) and (not cont or why is not None):
         keep = os.path.join(a.work, "previous")
         os.makedirs(keep, exist_ok=True)
         dest = os.path.join(keep, "%s-%s.json" % (str(prev.get("date", "unknown")).replace(":", ""),
@@ -898,7 +1068,7 @@ def run_locked(a):
 
 # ------------------------------------------------------------------ --import: another machine's executions
 
-IDENTITY_FIELDS = ("tree", "build", "checker_env")
+IDENTITY_FIELDS = ("build", "checker_env")      # the tree: per target, by binary (import_conflict)
 CARRIED_FIELDS = ("commit", "tree", "dirty", "build", "build_desc", "engine", "checker_env")
 
 
@@ -919,7 +1089,9 @@ def read_import(path):
         ok = (isinstance(e, dict) and isinstance(e.get("name"), str) and e["name"] not in names and
               number(e.get("execs"), True) and number(e.get("chunks"), True) and number(e.get("cpu_s")) and
               number(e.get("wall_s")) and isinstance(e.get("findings"), list) and
-              all(isinstance(f, dict) for f in e["findings"]))
+              all(isinstance(f, dict) for f in e["findings"]) and
+              (e.get("binary") is None or isinstance(e["binary"], str)) and
+              (e.get("since") is None or isinstance(e["since"], dict)))
         if not ok:
             raise UsageError("%s is not a fuzz_nofp result (target entry %d): nothing imported" % (path, i + 1))
         names.add(e["name"])
@@ -932,6 +1104,49 @@ def identity_difference(main, imp):
         default = {} if k == "checker_env" else None
         if main.get(k, default) != imp.get(k, default):
             return k, main.get(k, default), imp.get(k, default)
+    return None
+
+
+def import_conflict(main, doc, known, path, json_name):
+    """Why doc's targets cannot be added to main's, or None.  known: the
+    binary each target's count holds so far (main's, then the files checked
+    before this one), updated.  Where both sides record a "binary", they
+    must be equal (the tree may differ); where the imported entry records
+    none (a file written before binaries were recorded), its tree must be
+    main's and main's count of that target must hold that tree's
+    executions; where only main's entry records none, its tree must be the
+    file's."""
+    base = os.path.basename(path)
+    for t in doc["targets"]:
+        n = t["name"]
+        mine = entry_of(main, n)
+        ours = known.get(n) or (mine.get("binary") if mine else None)
+        theirs = t.get("binary")
+        if ours and theirs:
+            if ours != theirs:
+                return ("fuzz_%s's binary differs: %s counts fuzz_%s binary %s, %s ran binary %s (tree %s)" %
+                        (n, json_name, n, ours, base, theirs, doc.get("tree")))
+        elif theirs is None:
+            held = mine is None or any(x.get("tree") == main.get("tree") and n in x.get("targets", [])
+                                       for x in main.get("trees", []))
+            if doc.get("tree") != main.get("tree") or not held:
+                return ("its tree differs: %s has tree %s, %s has %s (its fuzz_%s entry records no binary to "
+                        "compare%s)" % (json_name, json.dumps(main.get("tree")), base, json.dumps(doc.get("tree")), n,
+                                        "" if held else "; and the fuzz_%s count here ran another tree" % n))
+        elif mine is not None and n not in known:
+            want = entry_tree(main, mine)
+            if doc.get("tree") != want:
+                return ("its tree differs: the fuzz_%s count in %s ran tree %s and records no binary to compare, "
+                        "%s has %s" % (n, json_name, json.dumps(want), base, json.dumps(doc.get("tree"))))
+        if theirs:
+            known[n] = theirs
+    return None
+
+
+def entry_of(doc, name):
+    for e in doc["targets"]:
+        if e.get("name") == name:
+            return e
     return None
 
 
@@ -984,14 +1199,19 @@ def import_locked(a, files):
         main.update(goal_execs=first.get("goal_execs", 10000000), targets=[])
         log("%s does not exist: creating it for tree %s, %s build, from %s" %
             (rel(a.json_path), main["tree"], main["build"], os.path.basename(files[0][0])))
+    ensure_trees(main)
     # Check every file before changing anything.
     seen = imported_shas(main)
+    known = {}
     for path, doc, sha in files:
         diff = identity_difference(main, doc)
         if diff:
             raise UsageError("%s: its %s differs: %s has %s %s, %s has %s: nothing imported" %
                              (rel(path), diff[0], rel(a.json_path), diff[0], json.dumps(diff[1]), os.path.basename(path),
                               json.dumps(diff[2])))
+        why = import_conflict(main, doc, known, path, rel(a.json_path))
+        if why:
+            raise UsageError("%s: %s: nothing imported" % (rel(path), why))
         twice = ({sha} | imported_shas(doc)) & seen
         if twice:
             raise UsageError("%s: %s was imported into %s before (sha256 %s): nothing imported" %
@@ -1010,7 +1230,21 @@ def import_locked(a, files):
         if imported_shas(doc):
             rec["includes"] = sorted(imported_shas(doc))
         for t in doc["targets"]:
+            existed = entry_of(main, t["name"]) is not None
             e = entry(main, t["name"])
+            if t.get("binary") and not e.get("binary"):
+                e["binary"] = t["binary"]
+            if not isinstance(e.get("since"), dict):
+                if existed:         # main's count began on the tree listing it
+                    x = ([x for x in main.get("trees", []) if t["name"] in x.get("targets", [])] or
+                         [{"tree": main.get("tree"), "commit": main.get("commit"), "first_seen": main.get("started")}])[0]
+                    e["since"] = {"tree": x.get("tree"), "commit": x.get("commit"), "date": x.get("first_seen")}
+                else:
+                    e["since"] = (t["since"] if isinstance(t.get("since"), dict) else
+                                  {"tree": doc.get("tree"), "commit": doc.get("commit"), "date": doc.get("started")})
+            holds = [x for x in doc.get("trees") or [] if isinstance(x, dict) and t["name"] in x.get("targets", [])]
+            for x in holds or [{"tree": doc.get("tree"), "commit": doc.get("commit"), "first_seen": doc.get("started")}]:
+                hold_tree(main, x.get("tree"), x.get("commit"), x.get("first_seen"), [t["name"]])
             e["execs"] += t["execs"]
             e["cpu_s"] += t["cpu_s"]
             e["wall_s"] += t["wall_s"]
@@ -1021,6 +1255,9 @@ def import_locked(a, files):
             rec["execs"][t["name"]] = t["execs"]
             rec["cpu_s"] += t["cpu_s"]
             rec["findings"] += len(t["findings"])
+        for old in doc.get("superseded") or []:
+            if isinstance(old, dict):       # the other machine's restarted counts: not in the totals, kept
+                main.setdefault("superseded", []).append(dict(old, imported_from=base, machine=machine))
         rec["cpu_s"] = round(rec["cpu_s"], 2)
         main.setdefault("imports", []).append(rec)
         total += sum(rec["execs"].values())

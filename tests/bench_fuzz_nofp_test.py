@@ -5,13 +5,16 @@ for ctest, so the runner drives a stand-in: a script that takes libFuzzer's
 flags and prints what libFuzzer prints (status lines, final stats, a checker
 violation with a crash-* artifact, the interrupt exit), and logs the flags it
 was given.  What is tested is the runner: chunks add up to the goal and
-stop there, totals continue across invocations only for the same tree and
-build, findings are kept, reported and fail the run without ending the
+stop there, totals continue across invocations only for the same build and
+checker settings, per target only on the same fuzz binary (another tree with
+a byte-identical binary continues that target; a changed binary restarts
+only its target, the old entry kept in "superseded"), findings are kept, reported and fail the run without ending the
 target, interrupts and the budget keep what was counted, and a dirty tree,
 a changed binary, an unreadable JSON, a second run on a busy work dir and
 bad arguments are refused.  --import: the totals of result files run
-elsewhere add up, each file once, only for the same tree, build and checker
-settings, with their findings tagged, under the work dir's lock.
+elsewhere add up, each file once, only for the same build and checker settings
+and, per target, the same binary (the same tree for entries without one),
+with their findings tagged, under the work dir's lock.
 Seconds, no build.  usage: python3 tests/bench_fuzz_nofp_test.py [-v]
 """
 import fcntl
@@ -102,11 +105,20 @@ class Campaign(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def stamp(self, tree, dirty=(), build="ubsan"):
+    def stamp(self, tree, dirty=(), build="ubsan", commit="c0ffee" * 6 + "abcd"):
         if os.path.exists(os.path.join(self.bdir, nofp.STAMP)):
             os.unlink(os.path.join(self.bdir, nofp.STAMP))
-        nofp.write_stamp(self.bdir, build, {"tree": tree, "commit": "c0ffee" * 6 + "abcd", "dirty": list(dirty)},
+        nofp.write_stamp(self.bdir, build, {"tree": tree, "commit": commit, "dirty": list(dirty)},
                          nofp.all_targets())
+
+    def change_binary(self, name):
+        """fuzz_<name> is rebuilt into other bytes (its harness changed); returns its new sha256."""
+        with open(nofp.binary_path(self.bdir, name), "a") as f:
+            f.write("# %s's harness fixed\n" % name)
+        return nofp.sha256(nofp.binary_path(self.bdir, name))
+
+    def sha(self, name):
+        return nofp.sha256(nofp.binary_path(self.bdir, name))
 
     def args(self, *extra, work=None, json=None):
         return [sys.executable, SCRIPT, "--no-build", "--build-dir", self.bdir, "--work", work or self.work,
@@ -170,12 +182,18 @@ class Campaign(unittest.TestCase):
         self.assertEqual((self.target("buddy")["execs"], self.target("buddy")["chunks"]), (4000, 5))
         self.assertEqual(self.target("slub")["execs"], 2500)     # not selected: kept as it was
 
-        # Another tree: fresh totals, the old file kept, the corpus reused.
+        # Another tree (the new semantics: per target by binary): buddy's binary
+        # changed, so its count restarts, the old entry superseded, the old
+        # file kept, the corpus reused; slub (not run) stays as it was.
+        self.change_binary("buddy")
         self.stamp("tree-two")
         out = self.run_nofp("--targets", "buddy", "--execs", "1000")
-        self.assertIn("starting fresh: the source differs", out)
+        self.assertIn("the source differs", out)
+        self.assertIn("buddy restarts from zero: fuzz_buddy changed (tree tree-one -> tree-two", out)
         self.assertEqual((self.target("buddy")["execs"], self.target("buddy")["chunks"]), (1000, 1))
-        self.assertEqual([e["name"] for e in self.doc()["targets"]], ["buddy"])
+        self.assertEqual([e["name"] for e in self.doc()["targets"]], ["buddy", "slub"])
+        self.assertEqual(self.target("slub")["execs"], 2500)
+        self.assertEqual([(o["name"], o["execs"]) for o in self.doc()["superseded"]], [("buddy", 4000)])
         kept = os.listdir(os.path.join(self.work, "previous"))
         self.assertEqual(len(kept), 1)
         with open(os.path.join(self.work, "previous", kept[0])) as f:
@@ -366,13 +384,31 @@ class Campaign(unittest.TestCase):
         self.assertEqual(self.target("buddy")["execs"], 2000)
 
     def test_import_of_another_tree_is_refused(self):
+        # Adapted to per-target identity: another tree is refused when the
+        # imported entries record no binary (a file from before binaries
+        # were recorded); with binaries, the binaries decide (tests below).
         self.run_nofp("--targets", "buddy", "--execs", "1000")
         raw = self.raw()
         self.stamp("tree-two")
         b = self.elsewhere("b", "--targets", "buddy", "--execs", "500")
+        d = self.doc(b)
+        for e in d["targets"]:
+            del e["binary"], e["since"]
+        del d["trees"]
+        with open(b, "w") as f:
+            json.dump(d, f)
         out = self.run_nofp("--import", b, rc=2)
         self.assertIn('its tree differs: %s has tree "tree-one", b.json has "tree-two"' % self.json, out)
+        self.assertIn("fuzz_buddy entry records no binary", out)
         self.assertEqual(self.raw(), raw)
+        # The same file of the same tree: its binary-less entries are added.
+        self.stamp("tree-one")
+        d["tree"] = "tree-one"
+        with open(b, "w") as f:
+            json.dump(d, f)
+        self.run_nofp("--import", b)
+        self.assertEqual(self.target("buddy")["execs"], 1500)
+        raw = self.raw()
         self.stamp("tree-one", build="asan")
         c = self.elsewhere("c", "--targets", "buddy", "--execs", "500", "--build", "asan")
         out = self.run_nofp("--import", c, rc=2)
@@ -452,13 +488,146 @@ class Campaign(unittest.TestCase):
         self.assertIn("--import FILE", r.stdout)
         self.assertIn("--no-build --build-dir DIR --json X.json", r.stdout)
 
+    # ---------------------------------------------------------------- per-target identity by binary
+
+    def test_tree_change_continues_identical_binaries_and_restarts_changed_ones(self):
+        self.run_nofp("--targets", "sched", "--execs", "2500", rc=1, env={"STUB_MODE": "crash2"})
+        self.run_nofp("--targets", "buddy,slub", "--execs", "1000")
+        old_sched = self.target("sched")
+        self.assertEqual(len(old_sched["findings"]), 1)
+        self.assertEqual(old_sched["binary"], self.sha("sched"))
+        self.assertEqual(old_sched["since"]["tree"], "tree-one")
+        # A fix in targets/sched.c: a new tree, only fuzz_sched's bytes differ.
+        new_sched = self.change_binary("sched")
+        self.stamp("tree-two", commit="beef" * 10)
+        out = self.run_nofp("--targets", "buddy,sched", "--execs", "3000")   # rc 0: sched's finding went with it
+        self.assertIn("sched restarts from zero: fuzz_sched changed (tree tree-one -> tree-two", out)
+        self.assertIn("its 2,500 executions and 1 finding are kept", out)
+        self.assertIn("tree tree-one -> tree-two: buddy continues (binaries unchanged); sched restarts", out)
+        self.assertNotIn("buddy restarts", out)
+        d = self.doc()
+        self.assertEqual((d["tree"], d["commit"]), ("tree-two", "beef" * 10))
+        buddy, sched, slub = self.target("buddy"), self.target("sched"), self.target("slub")
+        self.assertEqual((buddy["execs"], buddy["chunks"], buddy["since"]["tree"]), (3000, 3, "tree-one"))
+        self.assertEqual((sched["execs"], sched["findings"], sched["goal_met"]), (3000, [], True))
+        self.assertEqual((sched["binary"], sched["since"]["tree"], sched["since"]["commit"]),
+                         (new_sched, "tree-two", "beef" * 10))
+        self.assertEqual((slub["execs"], slub["since"]["tree"]), (1000, "tree-one"))    # not in the run: as it was
+        sup = d["superseded"]
+        self.assertEqual(len(sup), 1)
+        self.assertEqual((sup[0]["name"], sup[0]["execs"], sup[0]["binary"], sup[0]["tree"]),
+                         ("sched", 2500, old_sched["binary"], "tree-one"))
+        self.assertEqual(sup[0]["findings"], old_sched["findings"])
+        self.assertIn("fuzz_sched changed (tree tree-one -> tree-two", sup[0]["reason"])
+        self.assertEqual(sup[0]["commit"], "c0ffee" * 6 + "abcd")
+        self.assertEqual([(t["tree"], t["targets"]) for t in d["trees"]],
+                         [("tree-one", ["buddy", "slub"]), ("tree-two", ["buddy", "sched"])])
+        self.assertRegex(out, r"sched +ubsan +3,000 +yes +0 .* beefbee")
+        self.assertRegex(out, r"buddy +ubsan +3,000 +yes +0 .* c0ffeec")
+
+    def test_results_without_binaries_fill_them_on_the_same_tree_and_restart_on_another(self):
+        self.run_nofp("--targets", "buddy,slub", "--execs", "1000")
+        d = self.doc()
+        for e in d["targets"]:              # as bench/results/fuzz_nofp.json was written before binaries
+            del e["binary"], e["since"]
+        del d["trees"]
+        with open(self.json, "w") as f:
+            json.dump(d, f)
+        out = self.run_nofp("--targets", "buddy", "--execs", "2000")
+        self.assertIn("continuing the totals", out)
+        buddy = self.target("buddy")
+        self.assertEqual((buddy["execs"], buddy["binary"]), (2000, self.sha("buddy")))
+        self.assertEqual((buddy["since"]["tree"], buddy["since"]["date"]), ("tree-one", d["started"]))
+        self.assertNotIn("binary", self.target("slub"))
+        # Another tree, the same bytes: buddy (now with its binary) continues,
+        # slub (none to compare) restarts.
+        self.stamp("tree-two")
+        out = self.run_nofp("--targets", "buddy,slub", "--execs", "3000")
+        self.assertIn("slub restarts from zero: fuzz_slub: its count records no binary", out)
+        self.assertEqual((self.target("buddy")["execs"], self.target("slub")["execs"]), (3000, 3000))
+        self.assertEqual([o["name"] for o in self.doc()["superseded"]], ["slub"])
+        self.assertEqual([(t["tree"], t["targets"]) for t in self.doc()["trees"]],
+                         [("tree-one", ["buddy"]), ("tree-two", ["buddy", "slub"])])
+
+    def test_changed_build_or_checker_env_still_starts_fresh(self):
+        self.run_nofp("--targets", "buddy", "--execs", "1000")
+        out = self.run_nofp("--targets", "buddy", "--execs", "1500", env={"MMFUZZ_CHECK_LEVEL": "1"})
+        self.assertIn("starting fresh: the checker settings differ", out)
+        self.assertEqual(self.target("buddy")["execs"], 1500)       # same binary, yet from zero
+        self.assertNotIn("superseded", self.doc())
+        self.stamp("tree-one", build="asan")
+        out = self.run_nofp("--targets", "buddy", "--execs", "1200", "--build", "asan")
+        self.assertIn("starting fresh: the earlier results are the ubsan build's, this run is asan", out)
+        self.assertEqual((self.target("buddy")["execs"], self.doc()["build"]), (1200, "asan"))
+        self.assertEqual([t["tree"] for t in self.doc()["trees"]], ["tree-one"])
+
+    def test_dry_run_says_continue_or_restart(self):
+        self.run_nofp("--targets", "buddy,sched", "--execs", "1000")
+        out = self.run_nofp("--targets", "buddy,sched", "--execs", "2000", "--dry-run")
+        self.assertRegex(out, r"buddy +1,000 of 2,000 executions, 0 findings, 1,000 left; continues")
+        self.change_binary("sched")
+        self.stamp("tree-two")
+        raw = self.raw()
+        out = self.run_nofp("--targets", "buddy,sched,pcp", "--execs", "2000", "--dry-run")
+        self.assertRegex(out, r"buddy +1,000 of 2,000 executions, 0 findings, 1,000 left; continues: binary \w+ "
+                              r"unchanged")
+        self.assertRegex(out, r"sched +0 of 2,000 executions, 0 findings, 2,000 left; restarts: fuzz_sched changed "
+                              r"\(tree tree-one -> tree-two; binary \w+ -> \w+\) \(1,000 executions superseded\)")
+        self.assertRegex(out, r"pcp +0 of 2,000 executions, 0 findings, 2,000 left; starts \(new target\)")
+        self.assertEqual(self.raw(), raw)
+
+    def test_import_with_another_binary_is_refused(self):
+        self.run_nofp("--targets", "buddy,slub", "--execs", "1000")
+        a = self.elsewhere("a", "--targets", "slub", "--execs", "400")     # fine on its own
+        ours = self.sha("buddy")
+        raw = self.raw()
+        theirs = self.change_binary("buddy")
+        self.stamp("tree-two")
+        b = self.elsewhere("b", "--targets", "buddy,slub", "--execs", "500")
+        out = self.run_nofp("--import", a, "--import", b, rc=2)
+        self.assertIn("fuzz_buddy's binary differs: %s counts fuzz_buddy binary %s, b.json ran binary %s" %
+                      (self.json, ours, theirs), out)
+        self.assertIn("nothing imported", out)
+        self.assertEqual(self.raw(), raw)
+        # Two files that disagree with each other about a target the JSON lacks: refused too.
+        c = self.elsewhere("c", "--targets", "pcp", "--execs", "300")
+        self.change_binary("pcp")
+        self.stamp("tree-three")
+        e = self.elsewhere("e", "--targets", "pcp", "--execs", "300")
+        out = self.run_nofp("--import", c, "--import", e, rc=2)
+        self.assertIn("fuzz_pcp's binary differs", out)
+        self.assertEqual(self.raw(), raw)
+        self.run_nofp("--import", a)
+        self.assertEqual(self.target("slub")["execs"], 1400)
+
+    def test_import_with_the_same_binaries_from_another_tree_is_accepted(self):
+        self.run_nofp("--targets", "buddy", "--execs", "1000")
+        self.change_binary("sched")         # another target's fix: buddy's bytes are the same
+        self.stamp("tree-two", commit="beef" * 10)
+        b = self.elsewhere("b", "--targets", "buddy,pcp", "--execs", "500")
+        out = self.run_nofp("--import", b)
+        self.assertIn("imported 1 file: +1,000 executions", out)
+        d = self.doc()
+        self.assertEqual(d["tree"], "tree-one")                 # the JSON's own tree stays
+        self.assertEqual((self.target("buddy")["execs"], self.target("buddy")["since"]["tree"]), (1500, "tree-one"))
+        pcp = self.target("pcp")
+        self.assertEqual((pcp["execs"], pcp["binary"], pcp["since"]["tree"], pcp["since"]["commit"]),
+                         (500, self.sha("pcp"), "tree-two", "beef" * 10))
+        self.assertEqual([(t["tree"], t["targets"]) for t in d["trees"]],
+                         [("tree-one", ["buddy"]), ("tree-two", ["buddy", "pcp"])])
+
     def test_decide(self):
         ident = {"tree": "t", "build": "ubsan", "checker_env": {}}
         prev = {"tree": "t", "build": "ubsan", "checker_env": {}, "commit": "abc"}
         self.assertEqual(nofp.decide(prev, ident, False), (True, None))
         self.assertEqual(nofp.decide(prev, ident, True), (False, "--fresh"))
         self.assertEqual(nofp.decide(None, ident, False), (False, "no earlier results"))
-        self.assertIn("source differs", nofp.decide(dict(prev, tree="u"), ident, False)[1])
+        # Another tree continues the doc (each target then by its binary: plan()).
+        cont, why = nofp.decide(dict(prev, tree="u"), ident, False)
+        self.assertTrue(cont)
+        self.assertIn("source differs", why)
+        self.assertFalse(nofp.decide(dict(prev, tree="u", build="asan"), ident, False)[0])
+        self.assertFalse(nofp.decide(dict(prev, tree="u", checker_env={"MMFUZZ_X": "1"}), ident, False)[0])
         self.assertIn("asan build", nofp.decide(dict(prev, build="asan"), ident, False)[1])
         self.assertIn("checker settings differ",
                       nofp.decide(dict(prev, checker_env={"MMFUZZ_CHECK_LEVEL": "1"}), ident, False)[1])

@@ -9,6 +9,13 @@ CPU and wall seconds and any finding go into the JSON file, written
 atomically, so an interrupted run (Ctrl-C, SIGTERM, --budget) loses nothing
 it has counted, and the next invocation continues the totals.
 
+--jobs J runs J libFuzzer processes at once; J may exceed the number of
+targets: then up to ceil(J / targets) chunks of one target run at once
+("slots"; --jobs 16 on the 8 targets: two of each), sharing the target's
+corpus, each with its own artifact prefix (slot k > 0: crashes/s<k>-crash-...)
+and log, so a finding belongs to the chunk that made it.  The executions of
+all the slots add up in the target's one count.
+
 Each target's count belongs to its fuzz binary (a fuzz binary is the whole
 system under test: allocator, harness and libFuzzer, statically linked): the
 entry records the binary's sha256 ("binary") and where its count began
@@ -484,8 +491,18 @@ def copy_seeds(name, corpus):
     return n
 
 
-def artifacts(crashes):
-    return set(f for f in os.listdir(crashes) if f.startswith(ARTIFACT_PREFIXES) and not f.endswith(".log"))
+def slot_prefix(slot):
+    """What a chunk's artifact file names start with before crash-/leak-/...:
+    nothing in slot 0 (as before slots), "s<k>-" in slot k."""
+    return "s%d-" % slot if slot else ""
+
+
+def artifacts(crashes, prefix=""):
+    """The artifact files in crashes that a chunk with -artifact_prefix=<crashes>/<prefix>
+    writes: slot 0's (prefix "") start with crash-/leak-/timeout-/oom-, slot k's
+    with s<k>-crash- ...; so each file belongs to exactly one slot."""
+    own = tuple(prefix + p for p in ARTIFACT_PREFIXES)
+    return set(f for f in os.listdir(crashes) if f.startswith(own) and not f.endswith(".log"))
 
 
 def summary_line(text, rc):
@@ -503,18 +520,27 @@ def summary_line(text, rc):
 
 
 class Chunk:
-    def __init__(self, name, e, work, binary, seconds, runs, nice):
-        self.name, self.entry, self.binary = name, e, binary
+    """One libFuzzer run of a target, in a slot: with several chunks of one
+    target at once (campaign()), each has its own slot number k, unique among
+    the target's running chunks.  They share <work>/<target>/corpus; slot 0
+    writes its artifacts as <work>/<target>/crashes/crash-<sha> ... and its log
+    to chunk.log, slot k as crashes/s<k>-crash-<sha> ... and chunk-s<k>.log,
+    so that each new file is attributed to the chunk that wrote it."""
+
+    def __init__(self, name, e, work, binary, seconds, runs, nice, slot=0):
+        self.name, self.entry, self.binary, self.slot = name, e, binary, slot
+        self.label = name + ("/s%d" % slot if slot else "")
+        self.prefix = slot_prefix(slot)
         self.dir = os.path.join(work, name)
         self.corpus = os.path.join(self.dir, "corpus")
         self.crashes = os.path.join(self.dir, "crashes")
         os.makedirs(self.crashes, exist_ok=True)
         copy_seeds(name, self.corpus)
-        self.log = os.path.join(self.dir, "chunk.log")
+        self.log = os.path.join(self.dir, "chunk-s%d.log" % slot if slot else "chunk.log")
         self.seconds = seconds
-        self.before = artifacts(self.crashes)
+        self.before = artifacts(self.crashes, self.prefix)
         cmd = [binary, "-max_total_time=%d" % seconds, "-runs=%d" % runs, "-print_final_stats=1",
-               "-artifact_prefix=" + self.crashes + "/"]
+               "-artifact_prefix=" + self.crashes + "/" + self.prefix]
         d = os.path.join(ROOT, "corpus", name + ".dict")
         if os.path.isfile(d):
             cmd.append("-dict=" + d)
@@ -545,7 +571,7 @@ class Chunk:
 
     def poll(self):
         """Reaps the process if it ended: (exit code, CPU seconds) or None.  The
-        rusage of this child alone (wait4), so that with --jobs > 1 each target
+        rusage of this child alone (wait4), so that with --jobs > 1 each chunk
         gets its own CPU time; with one job it is the RUSAGE_CHILDREN delta."""
         pid, status, ru = os.wait4(self.proc.pid, os.WNOHANG)
         if pid == 0:
@@ -571,12 +597,14 @@ class Chunk:
         e["wall_s"] += wall
         e["chunks"] += 1
         # The files libFuzzer wrote: new names, and those it says it wrote
-        # (the same input found again keeps its name).
-        new = artifacts(self.crashes) - self.before
+        # (the same input found again keeps its name); this slot's only -
+        # another chunk of the target may be writing into crashes/ meanwhile.
+        new = artifacts(self.crashes, self.prefix) - self.before
         for w in WRITTEN_RE.findall(text):
             if os.path.dirname(os.path.abspath(w)) == self.crashes and os.path.isfile(w):
                 new.add(os.path.basename(w))
-        new = sorted(f for f in new if f.startswith(ARTIFACT_PREFIXES))
+        new = sorted(f for f in new if f.startswith(tuple(self.prefix + p for p in ARTIFACT_PREFIXES)) and
+                     not f.endswith(".log"))
         # libFuzzer interrupted (our SIGINT after Ctrl-C or SIGTERM, or the
         # terminal's own) exits with its interrupt code after the final stats:
         # not a finding.  One we had to kill for running far past its time is.
@@ -589,10 +617,12 @@ class Chunk:
                 summary = "killed: libFuzzer ran %d s past its -max_total_time=%d; %s" % (
                     wall - self.seconds, self.seconds, summary)
             for a in new or [None]:
-                logcopy = os.path.join(self.crashes, "%s-chunk%d.log" % (a or "exit%d" % rc, e["chunks"]))
+                logcopy = os.path.join(self.crashes, "%s-chunk%d.log" % (a or "%sexit%d" % (self.prefix, rc),
+                                                                         e["chunks"]))
                 shutil.copy(self.log, logcopy)
                 findings.append({"path": rel(os.path.join(self.crashes, a)) if a else None, "summary": summary,
-                                 "exit": rc, "chunk": e["chunks"], "date": now_utc(), "log": rel(logcopy)})
+                                 "exit": rc, "chunk": e["chunks"], "slot": self.slot, "date": now_utc(),
+                                 "log": rel(logcopy)})
             e["findings"].extend(findings)
         self.execs, self.wall, self.cpu_s = execs, wall, cpu_s
         return findings
@@ -611,52 +641,79 @@ def on_signal(signum, frame):
 def report_finding(name, f, build):
     bar = "!" * 78
     replay = "./mmfuzz repro %s %s" % (name, f["path"]) if f["path"] else "no input file: see the log"
-    print("%s\n!! FINDING in %s (%s build, chunk %d): %s\n!! %s\n!! replay: %s\n!! log: %s\n%s" %
-          (bar, name, build, f["chunk"], f["path"] or "(no input file)", f["summary"], replay, f["log"], bar),
-          flush=True)
+    print("%s\n!! FINDING in %s (%s build, chunk %d%s): %s\n!! %s\n!! replay: %s\n!! log: %s\n%s" %
+          (bar, name, build, f["chunk"], ", slot %d" % f["slot"] if f.get("slot") else "",
+           f["path"] or "(no input file)", f["summary"], replay, f["log"], bar), flush=True)
 
 
-def progress(c, goal):
+def progress(c, goal, parallel=1):
+    """parallel: the chunks of c's target running on (the eta assumes as many)."""
     e = c.entry
     rate = c.execs / c.wall if c.wall > 0 else 0.0
     left = max(0, goal - e["execs"])
-    eta = " eta %s" % duration(left / rate) if left and rate > 0 else ""
+    eta = " eta %s" % duration(left / (rate * parallel)) if left and rate > 0 else ""
     print("[%s] chunk %d: %s / %s execs (%.1f%%), %.0f exec/s, %.0f exec/cpu-s, %d finding%s%s" %
-          (c.name, e["chunks"], human(e["execs"]), human(goal), min(100.0, 100.0 * e["execs"] / goal), rate,
+          (c.label, e["chunks"], human(e["execs"]), human(goal), min(100.0, 100.0 * e["execs"] / goal), rate,
            c.execs / c.cpu_s if c.cpu_s > 0 else 0.0, len(e["findings"]), "" if len(e["findings"]) == 1 else "s",
            eta), flush=True)
+
+
+def slots_per_target(jobs, n_targets):
+    """How many chunks of one target may run at once: ceil(jobs / targets), so
+    that --jobs up to the number of targets runs one chunk per target (as
+    before slots), and 16 jobs on 8 targets two of each."""
+    return max(1, -(-jobs // n_targets))
 
 
 def campaign(doc, names, a, stamp, work, json_path):
     """Runs chunks until every target has a.execs executions, the budget is
     spent, a binary changed or a signal came (on_signal); saves after each
     chunk.  Returns (why it ended: 'done', 'budget', 'interrupted' or
-    'changed', the targets stopped for findings)."""
+    'changed', the targets stopped for findings).
+
+    Up to a.jobs chunks at once, up to slots_per_target() of one target (its
+    slots: Chunk).  The next chunk goes to the target, of those not stopped
+    and short of the goal, with the fewest chunks running, then the fewest
+    executions, then the first in names.  The chunks started together are
+    chosen first, so that each of k chunks of one target started or running
+    gets -runs = ceil(what is left of the goal / k) (at least 1): together
+    they overshoot the goal by little, where one chunk per target gets all
+    that is left (libFuzzer stops at -runs or -max_total_time, whichever
+    comes first)."""
     goal = a.execs
     deadline = time.monotonic() + a.budget if a.budget else None
-    running, streak, stopped = {}, {}, set()
+    per_target = slots_per_target(a.jobs, len(names))
+    running, streak, stopped = [], {}, set()
     why = "done"
     kill_at = None
 
-    def next_target():
-        todo = [n for n in names if n not in running and n not in stopped and entry(doc, n)["execs"] < goal]
-        return min(todo, key=lambda n: (entry(doc, n)["execs"], names.index(n))) if todo else None
+    def count(n, picked=()):
+        return sum(1 for c in running if c.name == n) + sum(1 for p in picked if p == n)
+
+    def next_target(picked):
+        todo = [n for n in names if n not in stopped and entry(doc, n)["execs"] < goal and
+                count(n, picked) < per_target]
+        return min(todo, key=lambda n: (count(n, picked), entry(doc, n)["execs"], names.index(n))) if todo else None
+
+    def free_slot(n):
+        used = set(c.slot for c in running if c.name == n)
+        return min(set(range(len(used) + 1)) - used)
 
     def reap(c, rc, cpu_s):
-        del running[c.name]
+        running.remove(c)
         found = c.finish(rc, cpu_s)
         save(doc, json_path, goal)
-        progress(c, goal)
+        progress(c, goal, count(c.name) + 1)
         for f in found:
             report_finding(c.name, f, doc["build"])
         if found or c.execs == 0:
             streak[c.name] = streak.get(c.name, 0) + 1
-            if streak[c.name] >= STALL_LIMIT:
+            if streak[c.name] >= STALL_LIMIT and c.name not in stopped:
                 stopped.add(c.name)
                 c.entry["stopped"] = "%d chunks in a row ended in a finding or ran nothing" % STALL_LIMIT
                 save(doc, json_path, goal)
                 log("%s: stopped - %s (see %s)" % (c.name, c.entry["stopped"], rel(c.log)))
-        else:
+        elif c.name not in stopped:     # another slot's clean end does not undo a stop
             streak[c.name] = 0
             c.entry.pop("stopped", None)
 
@@ -665,13 +722,17 @@ def campaign(doc, names, a, stamp, work, json_path):
             why = "interrupted"
             log("%s: stopping the running chunk%s, counting what %s ran" %
                 (STOP[0], "s" if len(running) > 1 else "", "they" if len(running) > 1 else "it"))
-            for c in running.values():
+            for c in running:
                 c.send(signal.SIGINT, "interrupt")   # libFuzzer prints its final stats and exits 72
             kill_at = time.monotonic() + 30
-        while len(running) < a.jobs and why == "done":
-            n = next_target()
+        picked = []
+        while len(running) + len(picked) < a.jobs and why == "done":
+            n = next_target(picked)
             if n is None:
                 break
+            picked.append(n)
+        share = dict((n, count(n, picked)) for n in picked)     # k: this target's chunks, running or starting
+        for n in picked:
             seconds = a.chunk
             if deadline is not None:
                 seconds = min(seconds, int(deadline - time.monotonic()))
@@ -686,12 +747,13 @@ def campaign(doc, names, a, stamp, work, json_path):
                 why = "changed"
                 break
             e = entry(doc, n)
-            running[n] = Chunk(n, e, work, binary, seconds, goal - e["execs"], a.nice)
+            runs = max(1, -(-(goal - e["execs"]) // share[n]))
+            running.append(Chunk(n, e, work, binary, seconds, runs, a.nice, free_slot(n)))
         if not running:
             break
         time.sleep(0.2)
         now = time.monotonic()
-        for c in list(running.values()):
+        for c in list(running):
             r = c.poll()
             if r is not None:
                 reap(c, *r)
@@ -761,16 +823,30 @@ accumulating:
   Each target's inputs live in <work>/<target>/corpus (the seeds of
   corpus/T and corpus/regressions/T, files only, then what libFuzzer adds), so
   later chunks and later runs continue with the grown corpus; findings in
-  <work>/<target>/crashes/, each with its chunk's log.
+  <work>/<target>/crashes/, each with its chunk's log (<file>-chunk<N>.log).
 
 chunks:
   libFuzzer runs for --chunk seconds at a time (-max_total_time, -runs = what
   is left of the goal, the target's .dict and .options), at --nice; targets
-  take turns, fewest executions first, --jobs of them at once.  A finding
-  (a non-zero exit or a crash-/leak-/timeout-/oom- file) is kept, recorded,
-  printed, and the target goes on with its next chunk; %d chunks in a row
-  ending in a finding (or running nothing) stop that target.  Ctrl-C or
-  SIGTERM stops the running chunks, counts what they ran and saves.
+  take turns, fewest executions first, --jobs chunks at once.  --jobs may
+  exceed the number of targets: then up to ceil(J / targets) chunks of one
+  target run at once, in "slots" (--jobs 16 on 8 targets: two of each; --jobs
+  up to the number of targets: one chunk per target, as without slots).  The
+  next chunk goes to the target, not stopped and short of the goal, with the
+  fewest chunks running, then the fewest executions, then the first in the
+  target list.  With k chunks of a target running or starting, a new one gets
+  -runs = ceil(what is left / k), at least 1, so that together they do not
+  overshoot the goal badly.  The slots share <work>/<target>/corpus (libFuzzer
+  reads it at the start and adds to it); slot 0 writes crashes/crash-<sha>
+  (leak-, timeout-, oom-) and chunk.log, slot k crashes/s<k>-crash-<sha> ...
+  and chunk-s<k>.log, and each chunk counts only new files of its own prefix,
+  so a finding is recorded once, for the chunk that made it (its "slot" in the
+  JSON).  A finding (a non-zero exit or a crash-/leak-/timeout-/oom- file) is
+  kept, recorded, printed, and the target goes on with its next chunk; %d
+  chunks of a target in a row (whichever slots) ending in a finding (or
+  running nothing) stop that target (chunks of it already running finish and
+  count).  Ctrl-C or SIGTERM stops all the running chunks, counts what they
+  ran and saves.
 
 extra machines (--import):
   To add executions run elsewhere, copy build/nofp-<build>/fuzz_nofp-stamp.json
@@ -838,7 +914,8 @@ def parse_args(argv):
                     help="executions per target (default 10000000)")
     ap.add_argument("--targets", default="", metavar="a,b", help="targets (default: all of targets/TARGETS)")
     ap.add_argument("--jobs", type=positive(int), default=1, metavar="J",
-                    help="targets fuzzed at once, one libFuzzer process each (default 1)")
+                    help="libFuzzer processes at once (default 1); more than the targets: up to "
+                         "ceil(J / targets) chunks of each target at once (\"chunks\" below)")
     ap.add_argument("--nice", type=positive(int, 0, 19), default=19, metavar="K",
                     help="nice level of the builds and libFuzzer (default 19: a shared machine)")
     ap.add_argument("--chunk", type=positive(int), default=300, metavar="S",

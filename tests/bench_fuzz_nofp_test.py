@@ -41,17 +41,34 @@ spec.loader.exec_module(nofp)
 # crash-* file, exit 1) in its second run in this work dir; "crash" in every
 # run, writing the same crash file each time (as libFuzzer does for the same
 # input); "sleep" runs 200 inputs a second until -max_total_time or SIGINT
-# (then, as libFuzzer: "run interrupted", the final stats, exit 72).
+# (then, as libFuzzer: "run interrupted", the final stats, exit 72);
+# "crash-s1" crashes (writing <prefix>crash-one) in the first run whose
+# -artifact_prefix ends in /s1- (slot 1), every other run as "sleep".  Each
+# run logs, besides its flags, its pid, start time and the pids of the runs
+# going on in its work dir then ("live": each holds a live-<pid> file there
+# while it runs).
 STUB = r'''#!/usr/bin/env python3
 import json, os, signal, sys, time
 flags = dict(a[1:].split("=", 1) for a in sys.argv[1:] if a.startswith("-"))
 dirs = [a for a in sys.argv[1:] if not a.startswith("-")]
+start = time.time()
+me = "live-%d" % os.getpid()
+open(me, "w").close()
+def bye(code):
+    try:
+        os.unlink(me)
+    except OSError:
+        pass
+    sys.stdout.flush()
+    os._exit(code)
+live = sorted(int(x[5:]) for x in os.listdir(".") if x.startswith("live-") and x != me)
 with open("argv.log", "a") as f:
-    f.write(json.dumps({"flags": flags, "dirs": dirs, "corpus": sorted(os.listdir(dirs[0]))}) + "\n")
+    f.write(json.dumps({"flags": flags, "dirs": dirs, "corpus": sorted(os.listdir(dirs[0])), "pid": os.getpid(),
+                        "start": start, "live": live}) + "\n")
 runs, limit = int(flags["runs"]), int(flags["max_total_time"])
 mode = os.environ.get("STUB_MODE", "ok")
 n = sum(1 for _ in open("argv.log"))
-start = time.time()
+prefix = flags["artifact_prefix"]
 def stats(execs):
     print("#%d\tDONE   cov: 10 ft: 10 corp: 3/30b exec/s: 1 rss: 30Mb" % execs)
     print("stat::number_of_executed_units: %d" % execs)
@@ -59,24 +76,26 @@ def stats(execs):
 def interrupted(sig, frame):
     print("==%d== libFuzzer: run interrupted; exiting" % os.getpid())
     stats(min(runs, int(200 * (time.time() - start))))
-    os._exit(72)
+    bye(72)
 signal.signal(signal.SIGINT, interrupted)
-if mode == "crash" or (mode == "crash2" and n == 2):
-    art = flags["artifact_prefix"] + ("crash-%d" % n if mode == "crash2" else "crash-same")
+if (mode == "crash" or (mode == "crash2" and n == 2) or
+        (mode == "crash-s1" and prefix.endswith("/s1-") and not os.path.exists(prefix + "crash-one"))):
+    art = prefix + {"crash": "crash-same", "crash2": "crash-%d" % n, "crash-s1": "crash-one"}[mode]
     with open(art, "w") as f:
         f.write("input")
-    print("artifact_prefix='%s'; Test unit written to %s" % (flags["artifact_prefix"], art))
+    print("artifact_prefix='%s'; Test unit written to %s" % (prefix, art))
     print("==mmfuzz== VIOLATION B1 in target stub, at op [3] free (of 5)")
     print("==mmfuzz== B1: stand-in block on the wrong list")
     print("==42== ERROR: libFuzzer: deadly signal")
     stats(min(runs, 300))
-    sys.exit(1)
-if mode == "sleep":
+    bye(1)
+if mode in ("sleep", "crash-s1"):
     while time.time() - start < limit and 200 * (time.time() - start) < runs:
         time.sleep(0.05)
     stats(min(runs, int(200 * (time.time() - start))))
-    sys.exit(0)
+    bye(0)
 stats(min(runs, 1000))
+bye(0)
 '''
 
 
@@ -263,6 +282,123 @@ class Campaign(unittest.TestCase):
         total = self.target("pcp")["execs"] + self.target("bulk")["execs"]
         self.assertGreater(total, 200)
         self.assertLess(total, 1000000)
+
+    # ---------------------------------------------------------------- several chunks of one target (slots)
+
+    def chunk_logs_execs(self, name):
+        """The executions each slot's last chunk log reports: {log file name: execs}."""
+        got = {}
+        d = os.path.join(self.work, name)
+        for f in sorted(os.listdir(d)):
+            if f.startswith("chunk") and f.endswith(".log"):
+                with open(os.path.join(d, f)) as fh:
+                    got[f] = int(nofp.EXECS_RE.findall(fh.read())[-1])
+        return got
+
+    def test_slots_per_target(self):
+        for jobs, targets, want in ((1, 8, 1), (3, 8, 1), (8, 8, 1), (9, 8, 2), (16, 8, 2), (4, 2, 2), (2, 3, 1),
+                                    (5, 1, 5)):
+            self.assertEqual(nofp.slots_per_target(jobs, targets), want, (jobs, targets))
+
+    def test_jobs_above_the_targets_run_two_chunks_of_each_at_once(self):
+        out = self.run_nofp("--targets", "buddy,slub", "--jobs", "4", "--execs", "800", "--chunk", "30",
+                            env={"STUB_MODE": "sleep"})
+        self.assertIn("4 jobs", out)
+        self.assertRegex(out, r"\[buddy/s1\] chunk [12]: ")
+        for t in ("buddy", "slub"):
+            crashes = os.path.join(self.work, t, "crashes")
+            runs = self.argv_log(t)
+            self.assertEqual(len(runs), 2, runs)
+            # Slot 0 as without slots, slot 1 with its own artifact prefix; one corpus.
+            self.assertEqual(sorted(r["flags"]["artifact_prefix"] for r in runs), [crashes + "/", crashes + "/s1-"])
+            self.assertEqual(runs[0]["dirs"], [os.path.join(self.work, t, "corpus")])
+            self.assertEqual(runs[1]["dirs"], runs[0]["dirs"])
+            # Started together, each with half of what was left.
+            self.assertEqual([r["flags"]["runs"] for r in runs], ["400", "400"])
+            # At the same time: one of the two saw the other running.
+            a, b = runs
+            self.assertTrue(b["pid"] in a["live"] or a["pid"] in b["live"], runs)
+            # Each slot has its own log; the target's total is their sum.
+            logs = self.chunk_logs_execs(t)
+            self.assertEqual(sorted(logs), ["chunk-s1.log", "chunk.log"])
+            e = self.target(t)
+            self.assertEqual((e["execs"], e["chunks"], e["findings"], e["goal_met"]),
+                             (sum(logs.values()), 2, [], True))
+            self.assertEqual(e["execs"], 800)
+        self.assertIn("goal met: 2 targets", out)
+
+    def test_a_finding_in_slot_1_is_recorded_once_for_slot_1(self):
+        out = self.run_nofp("--targets", "buddy", "--jobs", "2", "--execs", "600", "--chunk", "30", rc=1,
+                            env={"STUB_MODE": "crash-s1"})
+        crashes = os.path.join(self.work, "buddy", "crashes")
+        e = self.target("buddy")
+        self.assertEqual(len(e["findings"]), 1, e["findings"])
+        f = e["findings"][0]
+        self.assertEqual((f["path"], f["slot"], f["exit"]), (os.path.join(crashes, "s1-crash-one"), 1, 1))
+        self.assertIn("VIOLATION B1 in target stub", f["summary"])
+        self.assertTrue(os.path.basename(f["log"]).startswith("s1-crash-one-chunk"), f["log"])
+        with open(f["log"]) as fh:
+            self.assertIn("Test unit written to %s/s1-crash-one" % crashes, fh.read())
+        self.assertEqual(out.count("FINDING in buddy"), 1, out)
+        self.assertRegex(out, r"FINDING in buddy \(ubsan build, chunk \d+, slot 1\): %s" % f["path"])
+        self.assertEqual(sorted(x for x in os.listdir(crashes) if not x.endswith(".log")), ["s1-crash-one"])
+        # Slot 0's first chunk ran alongside and ended after the s1- file was
+        # written, and found nothing of its own.
+        runs = self.argv_log("buddy")
+        slot0 = [r for r in runs if r["flags"]["artifact_prefix"] == crashes + "/"]
+        slot1 = [r for r in runs if r["flags"]["artifact_prefix"] == crashes + "/s1-"]
+        self.assertTrue(slot0 and slot1, runs)
+        self.assertEqual(len(slot0) + len(slot1), len(runs))
+        self.assertEqual(e["chunks"], len(runs))
+        self.assertGreaterEqual(e["execs"], 600)
+        self.assertTrue(os.path.isfile(os.path.join(self.work, "buddy", "chunk.log")))
+        self.assertTrue(os.path.isfile(os.path.join(self.work, "buddy", "chunk-s1.log")))
+
+    def test_jobs_up_to_the_targets_run_one_chunk_per_target(self):
+        self.run_nofp("--targets", "buddy", "--execs", "200")      # buddy ahead: it goes last
+        out = self.run_nofp("--targets", "buddy,slub,pcp", "--jobs", "2", "--execs", "400", "--chunk", "30",
+                            env={"STUB_MODE": "sleep"})
+        self.assertIn("goal met: 3 targets", out)
+        runs = {"buddy": self.argv_log("buddy")[1:], "slub": self.argv_log("slub"), "pcp": self.argv_log("pcp")}
+        for t, want in (("buddy", "200"), ("slub", "400"), ("pcp", "400")):
+            # One chunk each, in slot 0, with all that was left - also buddy,
+            # alone at the end with a job to spare.
+            self.assertEqual(len(runs[t]), 1, (t, runs[t]))
+            r = runs[t][0]
+            self.assertEqual((r["flags"]["artifact_prefix"], r["flags"]["runs"], r["live"]),
+                             (os.path.join(self.work, t, "crashes") + "/", want, []))
+            self.assertFalse(os.path.exists(os.path.join(self.work, t, "chunk-s1.log")))
+        # Fewest executions first: slub and pcp, then buddy in the first job free.
+        self.assertGreater(runs["buddy"][0]["start"], runs["slub"][0]["start"])
+        self.assertGreater(runs["buddy"][0]["start"], runs["pcp"][0]["start"])
+        self.assertEqual([self.target(t)["execs"] for t in ("buddy", "slub", "pcp")], [400, 400, 400])
+
+    def test_interrupt_counts_every_slot_of_a_target(self):
+        p = subprocess.Popen(self.args("--targets", "sched", "--jobs", "2", "--execs", "1000000", "--chunk", "60"),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             env=dict(os.environ, STUB_MODE="sleep"))
+        log = os.path.join(self.work, "sched", "argv.log")
+        end = time.time() + 20
+        while time.time() < end:
+            if os.path.exists(log):
+                with open(log) as f:
+                    if sum(1 for l in f if l.endswith("\n")) >= 2:
+                        break
+            time.sleep(0.05)
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        out = p.communicate(timeout=40)[0]
+        self.assertEqual(p.returncode, 130, out)
+        self.assertIn("SIGINT: stopping the running chunks, counting what they ran", out)
+        crashes = os.path.join(self.work, "sched", "crashes")
+        runs = self.argv_log("sched")
+        self.assertEqual(sorted(r["flags"]["artifact_prefix"] for r in runs), [crashes + "/", crashes + "/s1-"])
+        self.assertEqual([r["flags"]["runs"] for r in runs], ["500000", "500000"])
+        logs = self.chunk_logs_execs("sched")
+        self.assertEqual(sorted(logs), ["chunk-s1.log", "chunk.log"])
+        e = self.target("sched")
+        self.assertEqual((e["chunks"], e["findings"], e["execs"]), (2, [], sum(logs.values())))
+        self.assertTrue(all(x > 50 for x in logs.values()), logs)   # the stand-in's 200/s, both slots
 
     def test_refusals(self):
         # A dirty tree: refused unless --allow-dirty.

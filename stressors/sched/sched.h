@@ -248,7 +248,7 @@ void sched_thread_release(void);
 
 /* ---------------------------------------------------------------- artifacts and replay */
 
-/* "git describe, MM_INJECT, MM_DEBUG, sanitizer": what built this binary. */
+/* "last source commit (stressors/sched/CMakeLists.txt), MM_INJECT, MM_DEBUG, sanitizer": what built this binary. */
 const char *sched_build_id(void);
 
 /*

@@ -3,8 +3,12 @@
 
 For each fuzz target (targets/TARGETS): libFuzzer (the `fuzz` preset: clang,
 ASan+UBSan, MM_DEBUG=2) runs for --seconds on one core from its seed corpus
-(corpus/T and corpus/regressions/T, copied: nothing is written into the
-repository) with MMFUZZ_STATS=1, once per checker setting:
+(corpus/T, what oss-fuzz/build.sh zips as fuzz_T_seed_corpus.zip; with
+--corpus all also corpus/regressions/T, whose long inputs libFuzzer then
+mutates: at 077ae60 pcp's 113-op and sched's 1 KB regression inputs cut
+those targets' exec/cpu-s 3.6- and 8-fold, bench/results/fuzz_exec-all.json;
+copied: nothing is written into the repository) with
+MMFUZZ_STATS=1, once per checker setting:
 
   default   the target's own levels (per-op check, final check at the end)
   level1    MMFUZZ_CHECK_LEVEL=1 (counters only after each op)
@@ -26,7 +30,7 @@ deterministic campaign, i.e. the rate of a campaign past its start, which
 is what a long or continuous fuzzing run sees (see steady()).
 
 Usage: bench/fuzz_exec.py [--seconds S] [--targets t1,t2] [--settings default,level1,off]
-                          [--steady N1,N2] [--build-dir DIR] [--json FILE] [--quick] [--no-build]
+                          [--corpus seeds|all] [--steady N1,N2] [--build-dir DIR] [--json FILE] [--quick] [--no-build]
        ./mmfuzz bench fuzz_exec [--quick] [--json FILE]
 Writes bench/results/fuzz_exec.json unless --json says otherwise (--quick:
 only with --json).  Exit status 0; 1 when a run found something (a finding
@@ -80,12 +84,15 @@ def build(build_dir, names):
     return True
 
 
-def run_one(binary, target, seconds, env_extra, runs=0, stats=True):
+CORPORA = {"seeds": ("corpus/{t}",), "all": ("corpus/{t}", "corpus/regressions/{t}")}
+
+
+def run_one(binary, target, seconds, env_extra, runs=0, stats=True, corpora=CORPORA["seeds"]):
     work = tempfile.mkdtemp(prefix="fuzz_exec-")
     try:
         corpus = os.path.join(work, "corpus")
         os.mkdir(corpus)
-        for d in (os.path.join(ROOT, "corpus", target), os.path.join(ROOT, "corpus", "regressions", target)):
+        for d in (os.path.join(ROOT, c.format(t=target)) for c in corpora):
             if os.path.isdir(d):
                 for f in sorted(os.listdir(d)):
                     p = os.path.join(d, f)
@@ -132,7 +139,7 @@ def run_one(binary, target, seconds, env_extra, runs=0, stats=True):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def steady(binary, target, n1, n2):
+def steady(binary, target, n1, n2, corpora=CORPORA["seeds"]):
     """The marginal CPU cost of an execution once the campaign is past its
     start: two runs from the same seeds and -seed, -runs=n1 and -runs=n2,
     without MMFUZZ_STATS (its clock reads cost a few per cent); the first n1
@@ -142,8 +149,8 @@ def steady(binary, target, n1, n2):
     re-runs new inputs for leaks and its entropic bookkeeping scans the
     rarest features on every feature it sees: costs that fade as the
     campaign goes on."""
-    a = run_one(binary, target, 0, {}, runs=n1, stats=False)
-    b = run_one(binary, target, 0, {}, runs=n2, stats=False)
+    a = run_one(binary, target, 0, {}, runs=n1, stats=False, corpora=corpora)
+    b = run_one(binary, target, 0, {}, runs=n2, stats=False, corpora=corpora)
     res = {"runs": [n1, n2], "cpu_s": [a["cpu_s"], b["cpu_s"]], "finding": a["finding"] or b["finding"]}
     d = b["cpu_s"] - a["cpu_s"]
     res["exec_per_cpu_s"] = round((b["execs"] - a["execs"]) / d, 1) if d > 0 and b["execs"] > a["execs"] else 0.0
@@ -159,6 +166,8 @@ def main():
     ap.add_argument("--settings", default="default,level1,off")
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build", "fuzz"))
     ap.add_argument("--json")
+    ap.add_argument("--corpus", choices=sorted(CORPORA), default="seeds",
+                    help="seeds: corpus/T, the OSS-Fuzz seed corpus (default); all: also corpus/regressions/T")
     ap.add_argument("--quick", action="store_true", help="5 s per run, default setting only")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--steady", default="20000,80000", metavar="N1,N2",
@@ -195,7 +204,7 @@ def main():
             return 1
         for s in settings:
             log("%s, checks %s, %d s" % (t, s, seconds))
-            r = run_one(binary, t, seconds, SETTINGS[s])
+            r = run_one(binary, t, seconds, SETTINGS[s], corpora=CORPORA[a.corpus])
             r.update(target=t, checks=s)
             rows.append(r)
             lv = r.get("levels", {})
@@ -211,7 +220,7 @@ def main():
                 print(r.get("report", ""))
         if steady_runs and "default" in settings:
             log("%s, steady state: -runs=%d and -runs=%d" % (t, steady_runs[0], steady_runs[1]))
-            st = steady(binary, t, steady_runs[0], steady_runs[1])
+            st = steady(binary, t, steady_runs[0], steady_runs[1], CORPORA[a.corpus])
             next(r for r in rows if r["target"] == t and r["checks"] == "default")["steady"] = st
             print("%-10s %-8s %9s %10.0f   executions %d..%d, marginal CPU rate, no stats%s" % (
                 t, "steady", "-", st["exec_per_cpu_s"], steady_runs[0], steady_runs[1],
@@ -222,7 +231,7 @@ def main():
     doc = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count() or 0),
            "engine": "libfuzzer", "preset": "fuzz (clang, ASan+UBSan, MM_DEBUG=2)", "seconds": seconds,
-           "runs": rows}
+           "corpus": " + ".join(c.format(t="T") for c in CORPORA[a.corpus]), "runs": rows}
     out = a.json or (None if a.quick else os.path.join(ROOT, "bench", "results", "fuzz_exec.json"))
     if out:
         with open(out, "w") as f:

@@ -318,17 +318,26 @@ void *signaller_main(void *arg)
 	uint64_t rng = rng_seed_for(S.cfg.seed, 1000);
 	pid_t pid = getpid();
 	while (!atomic_load(&S.aux_stop)) {
+		/*
+		 * Wait first, then signal: the first signal comes one interval
+		 * after the start, however late this thread is scheduled (a
+		 * send-first loop fired at once when the workers were already
+		 * running, which made --selftest vacuous flaky on a loaded
+		 * machine).
+		 */
+		for (unsigned long left = S.cfg.signal_us; left && !atomic_load(&S.aux_stop);) {
+			unsigned long step = left < 10000 ? left : 10000;   /* stay responsive to the end */
+			sleep_us(step);
+			left -= step;
+		}
+		if (atomic_load(&S.aux_stop))
+			break;
 		if (!gate_requested()) {
 			struct worker *w = &S.w[rng_below(&rng, (uint64_t)S.cfg.threads)];
 			if (atomic_load(&w->state) == WS_RUNNING) {
 				syscall(SYS_tgkill, pid, atomic_load(&w->tid), SIGUSR1);
 				atomic_fetch_add_explicit(&S.signals_sent, 1, memory_order_relaxed);
 			}
-		}
-		for (unsigned long left = S.cfg.signal_us; left && !atomic_load(&S.aux_stop);) {
-			unsigned long step = left < 10000 ? left : 10000;   /* stay responsive to the end */
-			sleep_us(step);
-			left -= step;
 		}
 	}
 	return NULL;

@@ -562,8 +562,8 @@ static void note_bad(FILE *f, const struct mf_op *op)
  * (red zones and user tracking add the request-size tracking and the
  * kmalloc red zone), the fast paths, init_on_alloc/free, orders, failing
  * new slabs ...  Layout options reach only the buckets that hold no slab
- * (-EBUSY for the others); every bucket keeps its size.  The next input on
- * the instance finds the options put back (common/slub_opts.c).  The text
+ * (-EBUSY for the others); every bucket keeps its size.  The input's
+ * teardown puts the options back (common/slub_opts.c).  The text
  * comes from common/slub_opts.c; these are the cache lists it names.
  */
 static const char *const dbg_lists[7] = { "all", "kmalloc-64", "kmalloc-8,kmalloc-192", "kmalloc-*", "kmalloc-1*",
@@ -685,7 +685,6 @@ static bool kmalloc_begin(struct mf_ctx *c, const struct mf_op *setup)
 	mf_cgen_config(c, &cfg);
 	if (!mf_instance(c, &cfg))
 		mf_fail(c, "C1", "mm_create failed for the named config %s", mf_config_names[setup->a[0]]);
-	mf_slub_options_restore_if_dirty(c);
 	opts_changed = false;
 	ncpus = cfg.nr_cpus > 0 ? (int)cfg.nr_cpus : 1;
 	to_cpu(c, 0);

@@ -14,7 +14,7 @@
  * frees (double free, interior pointer, another cache's object); SLUB's
  * options mid-run (slub_debug per cache, fast path, hardening,
  * randomisation, init_on_alloc/free, orders, failing new slabs, invalid
- * options), put back before the next input on the instance; destroy with
+ * options), put back by the input's own teardown; destroy with
  * objects left (the leak report), CPU hotplug, corrupted red zones and
  * poison found by validate_slab_cache, kmem_cache_create's refusals and
  * introspection (get_info, statistics, /proc/slabinfo).
@@ -1401,7 +1401,6 @@ static bool slub_begin(struct mf_ctx *c, const struct mf_op *setup)
 	mf_cgen_config(c, &cfg);
 	if (!mf_instance(c, &cfg))
 		mf_fail(c, "C1", "mm_create failed for the named config %s", mf_config_names[setup->a[0]]);
-	mf_slub_options_restore_if_dirty(c);
 	memset(&ss, 0, sizeof(ss));
 	ss.c = c;
 	ss.st_hardened = true;

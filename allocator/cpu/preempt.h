@@ -66,6 +66,9 @@ struct mm_task {
 	struct mm_task_held held[MM_TASK_MAX_HELD]; /* every vCPU held, authoritative (the cache is not) */
 	bool exit_armed;                /* implicit task: gives its vCPUs back at thread exit */
 	const char *name;               /* for reports */
+	int pid;                        /* SLUB's alloc/free tracks: from 1, set by mm_task_create() or an
+					 * implicit task's first attach (arm_exit()), so no later path
+					 * assigns it lazily */
 	unsigned long nr_migrations;    /* times this task was moved to another vCPU */
 	unsigned long nr_irqs;          /* interrupt handlers run on top of this task */
 };

@@ -194,6 +194,7 @@ static void cache_drop(struct mm_task *t, struct mm *mm)
 /* Implicit tasks give their vCPUs back when their thread exits. */
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static atomic_int next_pid;
 
 static void release_cpu(struct mm_cpu *c)
 {
@@ -228,6 +229,7 @@ static void arm_exit(struct mm_task *t)
 	pthread_once(&exit_once, make_exit_key);
 	pthread_setspecific(exit_key, t);
 	t->exit_armed = true;
+	t->pid = atomic_fetch_add(&next_pid, 1) + 1;
 }
 
 /* ---------------------------------------------------------------- waiting */
@@ -611,8 +613,10 @@ void mm_set_sched_hook(struct mm *mm, mm_sched_hook_fn fn, void *ctx)
 struct mm_task *mm_task_create(const char *name)
 {
 	struct mm_task *t = calloc(1, sizeof(*t));
-	if (t)
+	if (t) {
 		t->name = name;
+		t->pid = atomic_fetch_add(&next_pid, 1) + 1;
+	}
 	return t;
 }
 

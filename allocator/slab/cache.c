@@ -636,6 +636,29 @@ int slub_cache_relayout(struct kmem_cache *s)
 	return kmem_cache_setup_layout(s, err, sizeof(err)) ? -22 : 0;   /* EINVAL */
 }
 
+/*
+ * Forget every remembered layout but the one in use, which moves to slot 0
+ * with the clock at 1: the memo then reads as a newly created cache's
+ * (one layout, used once) - for mm_slub_forget_layouts().  A model
+ * structure with no kernel counterpart: the kernel computes a layout once,
+ * at kmem_cache_open().  Under slab_mutex.
+ */
+void slub_cache_forget_layouts(struct kmem_cache *s)
+{
+	for (unsigned int i = 0; i < SLUB_NR_LAYOUTS; i++)
+		if (i != s->layout) {
+			free(s->layouts[i].random_seq);
+			memset(&s->layouts[i], 0, sizeof(s->layouts[i]));
+		}
+	if (s->layout != 0) {
+		memcpy(&s->layouts[0], &s->layouts[s->layout], sizeof(s->layouts[0]));
+		memset(&s->layouts[s->layout], 0, sizeof(s->layouts[0]));
+		s->layout = 0;
+	}
+	s->layout_clock = 1;
+	s->layouts[0].used = 1;
+}
+
 /* ---------------------------------------------------------------- destroy */
 
 /* The objects still allocated in every slab of @s (a memmap walk: full slabs are on no list). */

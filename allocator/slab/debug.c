@@ -232,19 +232,14 @@ void slub_report_bad_free(struct mm *mm, struct kmem_cache *s, const void *x, co
 
 /* ---------------------------------------------------------------- tracking */
 
-static _Thread_local int slub_tid;
-static atomic_int slub_next_tid;
-
 void set_track(struct kmem_cache *s, void *object, enum track_item alloc, unsigned long addr)
 {
 	struct track t = { 0 };
 
 	if (addr) {
-		if (!slub_tid)
-			slub_tid = atomic_fetch_add(&slub_next_tid, 1) + 1;
 		t.addr = addr;
 		t.cpu = slub_this_cpu(s->mm);
-		t.pid = slub_tid;
+		t.pid = get_current()->pid;     /* the task's (vCPU model), not the thread's */
 		t.when = atomic_fetch_add(&slub_state(s->mm)->clock, 1);
 	}
 	metadata_memcpy(get_track(s, object, alloc), &t, sizeof(t));

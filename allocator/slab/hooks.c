@@ -195,6 +195,19 @@ int mm_slub_configure(struct mm *mm, const char *options, char *err, size_t errl
 	return ret;
 }
 
+void mm_slub_forget_layouts(struct mm *mm)
+{
+	struct slub_state *st = mm ? slub_state(mm) : NULL;
+	struct list_head *pos;
+
+	if (!st)
+		return;
+	mutex_lock(&st->slab_mutex);
+	list_for_each(pos, &st->caches)
+		slub_cache_forget_layouts(list_entry(pos, struct kmem_cache, list));
+	mutex_unlock(&st->slab_mutex);
+}
+
 /* ---------------------------------------------------------------- the quarantine */
 
 #ifdef MM_ASAN

@@ -685,6 +685,7 @@ struct kmem_cache *__kmem_cache_create(struct mm *mm, const char *name, unsigned
 				       char *err, size_t errlen);
 void __kmem_cache_release(struct kmem_cache *s);
 int slub_cache_relayout(struct kmem_cache *s);
+void slub_cache_forget_layouts(struct kmem_cache *s);
 bool slub_is_cache(struct slub_state *st, const struct kmem_cache *s);
 
 /* fastpath.c */

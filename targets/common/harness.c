@@ -87,6 +87,8 @@ static void knobs_init(void)
 	if (knobs.init)
 		return;
 	knobs.init = true;
+	/* Room for any input the engines give (-max_len, AFL++'s -G): no input grows it. */
+	mf_decode_reserve(64 * 1024);
 	knobs.check_level = (int)mf_env_ulong("MMFUZZ_CHECK_LEVEL", ~0UL);
 	knobs.final_level = (int)mf_env_ulong("MMFUZZ_FINAL_LEVEL", ~0UL);
 	knobs.max_ops = (unsigned int)mf_env_ulong("MMFUZZ_MAX_OPS", MF_MAX_OPS);
@@ -98,6 +100,17 @@ static void knobs_init(void)
 	if (knobs.stats)
 		atexit(print_stats);
 	atexit(mf_instances_destroy);
+}
+
+/*
+ * Everything the harness does once per process, done before the engine
+ * starts (mf_instances_warm() calls it): otherwise the first input of
+ * every process - of every forked AFL++ child - covers edges the others
+ * do not, and AFL++ counts them as instability.
+ */
+void mf_harness_init(void)
+{
+	knobs_init();
 }
 
 void mf_set_input_name(const char *name);

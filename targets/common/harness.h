@@ -142,6 +142,8 @@ struct mf_ctx {
 
 /* ------------------------------------------------------------ API */
 
+/* The harness's once-per-process setup (knobs, buffers); mf_instances_warm() runs it. */
+void mf_harness_init(void);
 /* Run one input; returns 0 (libFuzzer's convention) or aborts on a violation. */
 int mf_run_input(const struct mf_target *t, const uint8_t *data, size_t size);
 
@@ -166,6 +168,8 @@ const struct mm_config *mf_instance_config(const struct mf_ctx *c); /* as create
 void mf_print_op(FILE *f, const struct mf_target *t, const struct mf_op *op, bool with_note);
 void mf_print_program(FILE *f, const struct mf_target *t, const struct mf_op *setup,
 		      const struct mf_op *prog, unsigned int n, int mark, bool with_notes);
+/* Size the decoder's buffer for inputs of up to @size bytes now, not on the first such input. */
+void mf_decode_reserve(size_t size);
 /* Decode bytes into a program; returns the number of ops. */
 unsigned int mf_decode(const struct mf_target *t, const uint8_t *data, size_t size,
 		       struct mf_op *setup, struct mf_op *prog, unsigned int max);

@@ -14,8 +14,9 @@
  *      (the buddyinfo line only for zones without highatomic pageblocks:
  *      the allocator legitimately keeps that reserve, and its free blocks
  *      do not merge with their neighbours);
- *   5. mm_reset(), then the whole initial state again, watermarks and
- *      lowmem reserves included, and no reports left over.
+ *   5. mm_reset(), SLUB's options put back if the input changed them,
+ *      then the whole initial state again, watermarks and lowmem reserves
+ *      included, and no reports left over.
  * Step 5 is what makes AFL++ persistent mode 100% stable: the next input
  * starts from a state equal to a fresh instance's.
  */
@@ -26,6 +27,7 @@
 #include "instance.h"
 #include "mm/cpu.h"
 #include "shadow.h"
+#include "slub_opts.h"
 #include "internal.h"     /* zone->nr_reserved_highatomic, for step 4 only */
 
 #define MF_NR_INSTANCES 160  /* more than any target's setups (buddy: 9 machines x 4 cpus x 2) */
@@ -39,6 +41,14 @@ struct mf_instance {
 
 static struct mf_instance cache[MF_NR_INSTANCES];
 static unsigned long use_clock;
+static int incremental = -1;          /* MMFUZZ_CHECK_INCREMENTAL, read once */
+
+static bool check_incremental(void)
+{
+	if (incremental < 0)
+		incremental = mf_env_ulong("MMFUZZ_CHECK_INCREMENTAL", 1) != 0;
+	return incremental;
+}
 
 void mf_baseline_capture(struct mm *mm, struct mf_baseline *b)
 {
@@ -114,10 +124,7 @@ static void attach(struct mf_ctx *c, struct mf_instance *in)
 	c->mm = in->mm;
 	/* mm_reset() forgets the walker: B4 must count what the shadow holds. */
 	mm_set_client_walker(in->mm, mf_shadow_walk, c->sh);
-	static int incremental = -1;
-	if (incremental < 0)
-		incremental = mf_env_ulong("MMFUZZ_CHECK_INCREMENTAL", 1) != 0;
-	mm_check_set_incremental(in->mm, incremental);
+	mm_check_set_incremental(in->mm, check_incremental());
 	/*
 	 * Run the input on vCPU 0, attached before the first op, so no path
 	 * depends on when the per-CPU code first attached implicitly; teardown's
@@ -132,12 +139,17 @@ static struct mf_instance *lookup(const struct mm_config *cfg, const char *who)
 	struct mf_instance *victim = &cache[0];
 	char err[256];
 
-	for (int i = 0; i < MF_NR_INSTANCES; i++) {
+	/*
+	 * A hit takes the same path whatever ran before: the least recently
+	 * used instance is looked for only on a miss (with every instance made
+	 * by mf_instances_warm(), never while fuzzing).
+	 */
+	for (int i = 0; i < MF_NR_INSTANCES; i++)
 		if (cache[i].mm && !memcmp(&cache[i].cfg, cfg, sizeof(*cfg)))
 			return &cache[i];
+	for (int i = 0; i < MF_NR_INSTANCES; i++)
 		if (!cache[i].mm || (victim->mm && cache[i].last_use < victim->last_use))
 			victim = &cache[i];
-	}
 	if (victim->mm)
 		mm_destroy(victim->mm);
 	victim->mm = mm_create(cfg, err, sizeof(err));
@@ -167,6 +179,27 @@ struct mm *mf_instance(struct mf_ctx *c, const struct mm_config *cfg)
 	return c->mm;
 }
 
+/*
+ * The checker allocates its walk buffers on an instance's first deep check:
+ * make that check here, before fuzzing (and before AFL++'s fork server), so
+ * no input's first check on an instance takes a path later ones do not.
+ * Then reset again: the checker's incremental state is forgotten, as after
+ * every input's teardown.
+ */
+static void warm_check(struct mf_instance *in)
+{
+	struct mm_violation v;
+
+	mm_cpu_attach(in->mm, 0);
+	bool ok = mm_check(in->mm, 4, &v);
+	mm_cpu_detach(in->mm);
+	if (!ok) {
+		fprintf(stderr, "mmfuzz: a new instance fails the checker: %s: %s\n", v.id ? v.id : "?", v.msg);
+		abort();
+	}
+	mm_reset(in->mm);
+}
+
 /* Every combination of the setup's arguments (when there are few), mapped by config_of. */
 void mf_instances_warm(const struct mf_target *t)
 {
@@ -174,6 +207,8 @@ void mf_instances_warm(const struct mf_target *t)
 	unsigned long combos = 1;
 	unsigned int n = 0;
 
+	mf_harness_init();
+	check_incremental();
 	if (!t->config_of)
 		return;
 	for (; n < MF_MAX_ARGS && d->args[n].name; n++) {
@@ -194,7 +229,9 @@ void mf_instances_warm(const struct mf_target *t)
 			rest /= span;
 		}
 		t->config_of(&setup, &cfg);
-		lookup(&cfg, NULL);   /* a config mm_create refuses fails later, in the input that asks */
+		struct mf_instance *in = lookup(&cfg, NULL);  /* a refused config fails later, in the input that asks */
+		if (in)
+			warm_check(in);
 	}
 	/*
 	 * The CPU model initialises the thread's task lazily on its first
@@ -241,6 +278,12 @@ void mf_instance_teardown(struct mf_ctx *c)
 			"to its initial state: %s", why);
 
 	mm_reset(c->mm);
+	/*
+	 * SLUB's options outlive mm_reset(): the input that changed them puts
+	 * them back now, while every cache is empty, so the next input starts
+	 * as on a fresh instance whatever ran before it (slub_opts.c).
+	 */
+	mf_slub_options_restore_if_dirty(c);
 	mf_baseline_capture(c->mm, &now);
 	if (!mf_baseline_same(&in->base, &now, true, true, NULL, why, sizeof(why)))
 		mf_fail(c, "B4", "after mm_reset() the instance differs from a fresh one: %s", why);

@@ -145,7 +145,6 @@ void mf_page_free(struct mf_ctx *c, struct mf_alloc *a, bool by_addr)
 		free_pages(c->mm, addr, order);
 		MF_C(c, "\tfree_pages(mm, a%u, %u);\n", id, order);
 	} else {
-		c->sh->next_id++;     /* p<id> is declared in the C reproducer: do not reuse its name */
 		__free_pages(c->mm, page, order);
 		MF_C(c, "\t__free_pages(mm, p%u, %u);\n", id, order);
 	}

@@ -106,24 +106,30 @@ static void decode_args(const struct mf_opdesc *d, const uint8_t *p, size_t n, s
  * Split into records, unescaping into a scratch buffer; each record is
  * decoded as soon as it ends.  Returns the number of ops.
  */
+static uint8_t *scratch;
+static size_t scratch_cap;
+
+void mf_decode_reserve(size_t size)
+{
+	if (size + 1 <= scratch_cap)
+		return;
+	free(scratch);
+	scratch_cap = size + 1 > 4096 ? size + 1 : 4096;
+	scratch = malloc(scratch_cap);
+	if (!scratch) {
+		fprintf(stderr, "mmfuzz: out of memory decoding %zu bytes\n", size);
+		abort();
+	}
+}
+
 unsigned int mf_decode(const struct mf_target *t, const uint8_t *data, size_t size,
 		       struct mf_op *setup, struct mf_op *prog, unsigned int max)
 {
-	static uint8_t *scratch;
-	static size_t scratch_cap;
 	unsigned int nops = 0;
 	size_t pos = 0, len = 0;
 	bool header = true;
 
-	if (size + 1 > scratch_cap) {
-		free(scratch);
-		scratch_cap = size + 1 > 4096 ? size + 1 : 4096;
-		scratch = malloc(scratch_cap);
-		if (!scratch) {
-			fprintf(stderr, "mmfuzz: out of memory decoding %zu bytes\n", size);
-			abort();
-		}
-	}
+	mf_decode_reserve(size);
 	memset(setup, 0, sizeof(*setup));
 	for (;;) {
 		bool end = pos >= size;

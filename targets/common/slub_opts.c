@@ -120,12 +120,15 @@ void mf_slub_options_note(FILE *f, const struct mf_op *op, const char *const *li
 
 /*
  * Options outlive mm_reset() (hooks.c): an input that changed them marks
- * its instance, and the next input on that instance first puts back the
+ * its instance (the target's end()), and its own teardown puts back the
  * options an instance is created with (the defaults of hooks.c's
- * slab_setup(), then MMFUZZ_SLUB).  That runs right after mm_reset(), when
- * every cache is empty, so every layout is recomputed - from the seed, as
- * at creation, and the random state is put back to the seed afterwards -
- * and the input runs exactly as on a fresh instance.  Only the middle call
+ * slab_setup(), then MMFUZZ_SLUB) right after mm_reset()
+ * (mf_instance_teardown()), when every cache is empty, so every layout is
+ * recomputed - from the seed, as at creation, and the random state is put
+ * back to the seed afterwards - and the next input runs exactly as on a
+ * fresh instance.  (Until 2026-12-01 the next input on the instance did
+ * this in its begin(): then an input's path depended on what ran before
+ * it, which AFL++ counted as instability.)  Only the middle call
  * relayouts (slub_seed= alone does not), and it computes nothing: each
  * cache still holds the layout it had from this very state (the layout
  * memo of allocator/slab/cache.c; tests/test_harness_slub_opts.c).
@@ -152,6 +155,8 @@ static void restore(struct mf_ctx *c)
 	if (mm_slub_configure(c->mm, seed, err, sizeof(err)) || mm_slub_configure(c->mm, buf, err, sizeof(err)) ||
 	    mm_slub_configure(c->mm, seed, err, sizeof(err)))
 		mf_fail(c, "C1", "putting SLUB's options back after mm_reset() failed: %s", err);
+	/* And the layout memo as a fresh instance's: the next input computes what it would on one. */
+	mm_slub_forget_layouts(c->mm);
 }
 
 void mf_slub_options_restore_if_dirty(struct mf_ctx *c)

@@ -57,9 +57,9 @@ size_t mf_slub_options_text(const struct mf_op *op, const char *const *lists, ch
 /* The op's note: the return value and the text. */
 void mf_slub_options_note(FILE *f, const struct mf_op *op, const char *const *lists);
 
-/* The input changed the options of its instance: the next input on it puts them back first. */
+/* The input changed the options of its instance (end()): its teardown puts them back. */
 void mf_slub_options_mark_dirty(struct mf_ctx *c);
-/* At begin: put the options back (slab_setup()'s defaults, MMFUZZ_SLUB, its seed) if they were changed. */
+/* Teardown, after mm_reset(): put the options back (slab_setup()'s defaults, MMFUZZ_SLUB, its seed) if changed. */
 void mf_slub_options_restore_if_dirty(struct mf_ctx *c);
 
 /*

@@ -154,6 +154,16 @@ enum slub_fastpath {
  * -EINVAL (with a message in @err) for an unknown option.
  */
 int mm_slub_configure(struct mm *mm, const char *options, char *err, size_t errlen);
+/*
+ * Every cache remembers the last few layouts it computed, so that options
+ * put back after a change cost nothing (kmem_cache_setup_layout()); which
+ * ones it remembers depends on every change made so far.  This forgets all
+ * but the layout each cache uses now: after the options are back to an
+ * instance's initial ones, the instance then computes - and covers -
+ * exactly what a fresh one would.  The fuzz harness calls it so that an
+ * input's path does not depend on the inputs before it (AFL++ stability).
+ */
+void mm_slub_forget_layouts(struct mm *mm);
 enum slub_fastpath mm_slub_fastpath(const struct mm *mm);
 const char *slub_fastpath_name(enum slub_fastpath f);
 

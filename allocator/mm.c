@@ -465,6 +465,15 @@ int mm_reset(struct mm *mm)
 		mm_free_all_memory(mm);
 	}
 	init_per_zone_wmark_min(mm);
+	/*
+	 * The pcp high comes from the low watermark (zone_highsize()), as
+	 * mm_create() sets it up after the watermarks: again now that they are
+	 * the fresh ones.  pcp_reset() above computed it from the watermarks
+	 * the input had tuned, and an input after one that changed
+	 * min_free_kbytes got another pcp high (tests/fuzz_stability.c found
+	 * it; the fuzz harness's teardown now compares it).
+	 */
+	pcp_reset_high_and_batch(mm);
 	mm_check_forget(mm);
 	return 0;
 }

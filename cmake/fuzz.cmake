@@ -14,6 +14,11 @@
 #              AFL_LLVM_CMPLOG=1, for afl-fuzz -c.
 # and registers the ctest fuzz_NAME_corpus, which replays corpus/NAME/ and
 # corpus/regressions/NAME/ with the checker at level 3 after every op.
+# In a replay build without sanitizers (the debug preset) also
+# stability_NAME and its test fuzz_NAME_stability (tests/fuzz_stability.c):
+# the target, harness and allocator built again with
+# -fsanitize-coverage=trace-pc, every seed run after different inputs, the
+# blocks it reaches compared - AFL++'s stability, without AFL++.
 
 set(MF_ROOT ${PROJECT_SOURCE_DIR})
 set(MF_COMMON ${MF_ROOT}/targets/common)
@@ -96,6 +101,28 @@ if(MM_ENGINE STREQUAL "afl")
   set_property(TARGET mmfuzz_harness_cmplog PROPERTY RULE_LAUNCH_COMPILE "env AFL_LLVM_CMPLOG=1")
 endif()
 
+# The block-instrumented copies behind the fuzz_NAME_stability tests.
+set(MF_STABILITY OFF)
+if(MM_ENGINE STREQUAL "none" AND MM_SANITIZE STREQUAL "" AND NOT MM_COVERAGE AND NOT MM_INJECT)
+  set(MF_STABILITY ON)
+  set(MF_PCOV -fsanitize-coverage=trace-pc)
+  file(GLOB_RECURSE MF_ALLOC_SOURCES CONFIGURE_DEPENDS ${MF_ROOT}/allocator/*.c)
+  add_library(mmalloc_pcov STATIC ${MF_ALLOC_SOURCES})
+  target_include_directories(mmalloc_pcov PUBLIC ${MF_ROOT}/allocator/include ${MF_ROOT}/allocator)
+  target_link_libraries(mmalloc_pcov PUBLIC Threads::Threads)
+  if(CMAKE_C_COMPILER_ID STREQUAL "GNU")
+    target_link_libraries(mmalloc_pcov PUBLIC atomic)
+  endif()
+  target_compile_options(mmalloc_pcov PRIVATE ${MF_PCOV})
+  add_library(mmfuzz_harness_pcov STATIC ${MF_HARNESS_SOURCES} ${MF_ROOT}/tests/fuzz_stability_canary.c)
+  target_include_directories(mmfuzz_harness_pcov PUBLIC ${MF_ROOT}/targets ${MF_COMMON})
+  target_link_libraries(mmfuzz_harness_pcov PUBLIC mmalloc_pcov)
+  target_compile_options(mmfuzz_harness_pcov PRIVATE ${MF_PCOV})
+  # The driver is not instrumented: its __sanitizer_cov_trace_pc() counts the others' blocks.
+  add_library(mf_stability_driver STATIC ${MF_ROOT}/tests/fuzz_stability.c)
+  target_link_libraries(mf_stability_driver PUBLIC mmfuzz_harness_pcov)
+endif()
+
 set(MF_ALL_FUZZERS "" CACHE INTERNAL "fuzz targets defined by add_fuzzer()")
 
 function(add_fuzzer NAME)
@@ -143,6 +170,13 @@ function(add_fuzzer NAME)
   if(Python3_FOUND)
     add_test(NAME fuzz_${NAME}_seeds_match_text
              COMMAND ${Python3_EXECUTABLE} ${MF_ROOT}/tools/optext check ${NAME} --binary $<TARGET_FILE:fuzz_${NAME}>)
+  endif()
+  if(MF_STABILITY)
+    add_executable(stability_${NAME} ${F_SOURCES})
+    target_link_libraries(stability_${NAME} PRIVATE mf_stability_driver mmfuzz_harness_pcov)
+    target_compile_options(stability_${NAME} PRIVATE ${MF_PCOV})
+    add_test(NAME fuzz_${NAME}_stability COMMAND stability_${NAME} ${dirs})
+    set_tests_properties(fuzz_${NAME}_stability PROPERTIES TIMEOUT 300)
   endif()
   set(MF_ALL_FUZZERS ${MF_ALL_FUZZERS} ${NAME} CACHE INTERNAL "")
 endfunction()

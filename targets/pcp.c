@@ -861,6 +861,7 @@ static const struct mf_target pcp_target = {
 	.end = pcp_end,
 	.cgen_prologue = pcp_cgen_prologue,
 	.config_of = pcp_config_of,
+	.warm = hp_register,            /* each instance's callback before any input (stability) */
 };
 
 MF_TARGET(pcp_target)

@@ -681,6 +681,13 @@ static int task_fn(void *arg)
 	return 0;
 }
 
+/* The engine, its fibers and its decision log, made before any input (sched_reserve()). */
+static void sched_warm(struct mf_ctx *c)
+{
+	if (sched_reserve(MAX_TASKS, MAX_STEPS))
+		mf_fail(c, "harness", "sched_reserve(%d, %lu) failed", MAX_TASKS, MAX_STEPS);
+}
+
 static void sched_config_of(const struct mf_op *setup, struct mm_config *cfg)
 {
 	mf_config_named(cfg, cfg_kinds[setup->a[0]], (unsigned int)setup->a[1]);
@@ -805,6 +812,7 @@ static bool sched_begin(struct mf_ctx *c, const struct mf_op *setup)
 	o.irqs = true;
 	o.migrations = true;
 	o.max_steps = MAX_STEPS;
+	o.fresh_tasks = true;           /* no run's path depends on an earlier one (stability) */
 	o.catch_abort = false;          /* a violation aborts where it is found: the engine's crash */
 	o.timeline = S.timeline ? c->trace : NULL;
 	o.scenario = "sched-target";
@@ -845,6 +853,7 @@ static const struct mf_target sched_target = {
 	.begin = sched_begin,
 	.release = sched_release,
 	.config_of = sched_config_of,
+	.warm = sched_warm,
 };
 
 MF_TARGET(sched_target)

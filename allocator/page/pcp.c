@@ -163,6 +163,14 @@ void pcp_reset(struct mm *mm)
 	}
 }
 
+/* The high and batch of every zone's pcp lists from the zone as it is now (relaxed stores only). */
+void pcp_reset_high_and_batch(struct mm *mm)
+{
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		if (mm->zones[z].per_cpu_pageset)
+			pcp_set_high_and_batch(mm, &mm->zones[z]);
+}
+
 /*
  * pcp_spin_trylock(): pin the task to its vCPU (preempt_disable), then try
  * the lock of this vCPU's pcp.  NULL if it is held - by an interrupted task

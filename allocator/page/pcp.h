@@ -51,6 +51,7 @@ int pcp_config_validate(const struct mm_config *c, char *err, size_t errlen);
 int pcp_setup(struct mm *mm, char *err, size_t errlen);
 void pcp_teardown(struct mm *mm);
 void pcp_reset(struct mm *mm);
+void pcp_reset_high_and_batch(struct mm *mm);
 
 struct page *rmqueue_pcplist(struct zone *zone, unsigned int order, int migratetype,
 			     unsigned int alloc_flags);

@@ -97,6 +97,14 @@ int slub_parse_debug(struct slub_state *st, const char *str, char *err, size_t e
 		if (*str == ';')
 			str++;
 	}
+	/*
+	 * "slub_debug=-" alone is the kernel's slub_debug = 0 with no per-cache
+	 * block: the state of an instance created without the option, so a
+	 * client putting the options back gets that state, not a block that
+	 * kmem_cache_flags() then walks for nothing.
+	 */
+	if (st->nr_debug == 1 && !st->debug[0].flags && !st->debug[0].names[0])
+		st->nr_debug = 0;
 	return 0;
 }
 

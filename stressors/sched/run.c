@@ -190,6 +190,13 @@ static void run_inproc(struct sched *s, const struct sched_opts *o, const struct
 	for (int i = 0; i < n; i++)
 		if (s->task[i].dirty)
 			task_scrub(&s->task[i]);
+	if (o->fresh_tasks)
+		for (int i = 0; i < n; i++) {
+			struct sched_task *t = &s->task[i];
+			if (fiber_reset(&t->fib))
+				sched_set_reason(s, SCHED_ERROR, i, "cannot reset a fiber: %s", strerror(errno));
+			t->dirty = false;
+		}
 	if (L->outcome == SCHED_OK && o->finish) {
 		s->in_finish = true;
 		int r = o->finish(o->finish_ctx);
@@ -330,6 +337,23 @@ struct sched_result sched_run(const struct sched_opts *o, const struct sched_tas
 	if (r.failed && r.outcome != SCHED_ERROR && o->artifact)
 		sched_artifact_write(o->artifact, o, &r);
 	return r;
+}
+
+int sched_reserve(int ntasks, unsigned long max_steps)
+{
+	struct sched *s = sched_engine();
+	size_t cap = 4 * ((max_steps ? max_steps : SCHED_DEFAULT_STEPS) + 2) + 64;   /* as run_forked's */
+
+	if (!s || s->active || prepare_tasks(s, ntasks < SCHED_MAX_TASKS ? ntasks : SCHED_MAX_TASKS))
+		return -1;
+	if (s->own_log_cap < cap) {
+		uint8_t *nl = realloc(s->own_log, cap);
+		if (!nl)
+			return -1;
+		s->own_log = nl;
+		s->own_log_cap = cap;
+	}
+	return 0;
 }
 
 void sched_thread_release(void)

@@ -144,6 +144,10 @@ struct sched_opts {
 	size_t nbytes;
 
 	bool fork;                  /* run in a child process: survives any crash, ~40x slower; not with DFS */
+	bool fresh_tasks;           /* in-process: every task's fiber is reset at the end of the run, so
+				       every run starts each task from its first entry, as new - no run
+				       takes a path because of an earlier one (the fuzz target's stability);
+				       see also sched_reserve() */
 	bool catch_abort;           /* in-process: a SIGABRT in a task fails the run (default on; off under TSan) */
 	FILE *timeline;             /* print the interleaving as it runs (NULL: do not) */
 	const char *artifact;       /* on failure, write the artifact to this path (NULL: do not) */
@@ -204,6 +208,13 @@ struct sched_result {
  * after (the scheduler's own thread gives up any vCPU of opts.mm first).
  */
 struct sched_result sched_run(const struct sched_opts *o, const struct sched_task_desc *tasks, int n);
+/*
+ * Make now what sched_run() makes on first use: this thread's engine,
+ * @ntasks task fibers and a decision log for runs of @max_steps switch
+ * points (0: SCHED_DEFAULT_STEPS) - so that the first runs take no path
+ * later ones do not (with opts.fresh_tasks).  0, or -1 (out of memory).
+ */
+int sched_reserve(int ntasks, unsigned long max_steps);
 
 /* ---------------------------------------------------------------- inside tasks */
 

@@ -114,6 +114,14 @@ struct mf_target {
 	 * AFL++'s stability at 100% and libFuzzer's coverage honest.
 	 */
 	void (*config_of)(const struct mf_op *setup, struct mm_config *cfg);
+	/*
+	 * Optional: once per instance mf_instances_warm() makes (c->mm, vCPU 0
+	 * attached; no input, no shadow): what the target sets up on an
+	 * instance for good, or for the process, so that no input does it
+	 * first - an input whose path depends on what ran before it is
+	 * instability to AFL++ (tests/fuzz_stability.c checks).
+	 */
+	void (*warm)(struct mf_ctx *c);
 };
 
 /* ------------------------------------------------------------ run state */

@@ -21,6 +21,7 @@ struct mf_zone_base {
 	unsigned long nr_free[MM_NR_ORDERS_LIMIT];      /* free_area[o].nr_free: the buddyinfo line */
 	unsigned long wmark[NR_WMARK];
 	long reserve[MAX_NR_ZONES];                     /* lowmem_reserve[] */
+	int pcp_high, pcp_batch;                        /* the pcp lists' high and batch (zone_highsize()) */
 	unsigned long managed;
 };
 

@@ -32,9 +32,10 @@ spec = importlib.util.spec_from_loader("fuzz_verb", loader)
 verb = importlib.util.module_from_spec(spec)
 loader.exec_module(verb)
 
-# Per instance: 1000 execs and 10 corpus entries per tick (0.25 s), edges_found
-# 100 + tick; at exit fuzzer_stats with the final execs and a stability that
-# names the instance (main 100.00%, sec1 99.50%: the verb reports the lowest).
+# Per tick (0.25 s): main 1000 execs, sec1 1 (so a total that is not a
+# multiple of 1000 has both), 10 corpus entries, edges_found 100 + tick; at
+# exit fuzzer_stats with the final execs and a stability that names the
+# instance (main 100.00%, sec1 99.50%: the verb reports the lowest).
 AFL_STUB = r'''#!/usr/bin/env python3
 import os, socket, sys, time
 args = sys.argv[1:]
@@ -51,17 +52,18 @@ with open(os.path.join(sync, "ports-" + name), "w") as f:
     f.write("%s %s\n" % (os.environ.get("AFL_STATSD", ""), port))
 sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 t0, tick = time.time(), 0
+rate = 1000 if name == "main" else 1
 while time.time() - t0 < seconds:
     time.sleep(0.25)
     tick += 1
     if os.environ.get("AFL_STATSD") == "1" and port:
         msg = ("fuzzing.execs_done:%d|g\nfuzzing.corpus_count:%d|g\nfuzzing.saved_crashes:0|g\n"
-               "fuzzing.edges_found:%d|g\nfuzzing.var_byte_count:0|g\n" % (1000 * tick, 10 * tick, 100 + tick))
+               "fuzzing.edges_found:%d|g\nfuzzing.var_byte_count:0|g\n" % (rate * tick, 10 * tick, 100 + tick))
         sock.sendto(msg.encode(), (os.environ.get("AFL_STATSD_HOST", "127.0.0.1"), int(port)))
 with open(os.path.join(d, "fuzzer_stats"), "w") as f:
     f.write("execs_done        : %d\ncorpus_count      : %d\nsaved_crashes     : 0\n"
             "bitmap_cvg        : %.2f%%\nstability         : %s\n"
-            % (1000 * tick, 10 * tick, 100.0 * (100 + tick) / 1000, "100.00%" if name == "main" else "99.50%"))
+            % (rate * tick, 10 * tick, 100.0 * (100 + tick) / 1000, "100.00%" if name == "main" else "99.50%"))
 '''
 
 TARGET_STUB = r'''#!/bin/sh
@@ -106,12 +108,12 @@ class AflCampaign(unittest.TestCase):
         self.assertGreaterEqual(len(lines), 2, buf.getvalue())
         execs = [int(re.search(r"execs (\d+)", l).group(1)) for l in lines]
         covs = [float(re.search(r"cov ([\d.]+)%", l).group(1)) for l in lines]
-        # The first line comes at 3 s: no fuzzer_stats yet, plot_data has no line -
-        # only StatsD can have said anything.
-        self.assertGreater(execs[0], 2000, lines)
+        # The first line comes at 3 s, the stand-ins run 7 s: no fuzzer_stats yet,
+        # plot_data has no line - only StatsD can have said anything.
+        self.assertGreater(execs[0], 0, lines)
         self.assertTrue(all(b >= a for a, b in zip(execs, execs[1:])), lines)
-        # Two instances at ~1000 execs a tick each: more than one alone could have done.
-        self.assertGreater(execs[0], 1000 * 3 / 0.25 * 1.1, lines)
+        # Both instances counted (sec1 adds 1 a tick to main's 1000s).
+        self.assertTrue(any(e % 1000 for e in execs), lines)
         # edges_found 100 + tick over a map of 1000 edges: 10.x%.
         self.assertTrue(10.0 < covs[0] < 13.0, lines)
         # Each instance had its own port.

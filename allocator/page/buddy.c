@@ -473,6 +473,19 @@ void reserve_highatomic_pageblock(struct zone *zone, struct page *page, unsigned
 	/* Only reserve normal pageblocks (i.e., they can merge with others) */
 	if (!migratetype_is_mergeable(mt))
 		goto out_unlock;
+	/*
+	 * Model: the kernel reads the first pageblock only - a block of
+	 * pageblock_order or more it hands out is all of one free block, and
+	 * a free block never spans an isolated pageblock.  With the model's
+	 * tiny pageblocks (order < 3) an order-3 pcp page spans two, and one of
+	 * them may have been isolated while the page was allocated or on a pcp
+	 * list: retyping it would end its isolation (the watermark target's
+	 * finding, corpus/regressions/watermark/2026-12-01-C1-highatomic-retypes-isolated).
+	 */
+	for (unsigned long p = start + pageblock_nr_pages(mm); order > mm->pageblock_order && p < pfn + (1UL << order);
+	     p += pageblock_nr_pages(mm))
+		if (!migratetype_is_mergeable(get_pfnblock_migratetype(mm, __pfn_to_page(mm, p), p)))
+			goto out_unlock;
 	if (order < mm->pageblock_order) {
 		set_pageblock_migratetype(zone, pfn, MIGRATE_HIGHATOMIC);
 		move_freepages_block(zone, page, MIGRATE_HIGHATOMIC);

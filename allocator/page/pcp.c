@@ -489,6 +489,16 @@ void free_unref_page(struct mm *mm, struct page *page, unsigned int order)
 		pcpmigratetype = MIGRATE_MOVABLE;
 		page->index = MIGRATE_MOVABLE;
 	}
+	/*
+	 * Model: with tiny pageblocks (order < 3) a pcp page spans several;
+	 * one isolated among them sends the page to the buddy too, which frees
+	 * it pageblock by pageblock (split_large_buddy()), as the kernel's
+	 * check of the page's one pageblock does.
+	 */
+	for (unsigned long p = pfn + pageblock_nr_pages(mm); unlikely(order > mm->pageblock_order) &&
+	     p < pfn + (1UL << order); p += pageblock_nr_pages(mm))
+		if (is_migrate_isolate(get_pfnblock_migratetype(mm, __pfn_to_page(mm, p), p)))
+			goto to_buddy;
 	pcp = pcp_spin_trylock(zone);
 	if (pcp) {
 		free_unref_page_commit(zone, pcp, page, pcpmigratetype, order);

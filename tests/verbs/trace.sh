@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# tests/verbs/trace.sh usage ROOT WORK - ./mmfuzz trace's bad arguments
+# (ctest verbs_trace_usage): each exits 2 with its message, before any build
+# (the checks come first, so none of these needs build/optext).
+VERB=trace
+# shellcheck source=tests/verbs/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+case $mode in
+usage)
+	expect 2 'usage: mmfuzz trace TARGET FILE' buddy
+	expect 2 "unknown target 'nosuch'" nosuch "$ROOT/corpus/buddy"
+	expect 2 'cannot read .*/missing: no such file' buddy "$WORK/missing"
+	expect 2 'cannot read .*: it is a directory' buddy "$ROOT/corpus/buddy"
+	expect 2 '--c needs a file name' buddy "$ROOT/corpus/buddy" --c
+	if [[ $(id -u) != 0 ]]; then
+		: >"$WORK/unreadable" && chmod 000 "$WORK/unreadable"
+		expect 2 'cannot read .*/unreadable: permission denied' buddy "$WORK/unreadable"
+	fi
+	[[ ! -e $WORK/missing ]] || fail "trace created $WORK/missing"
+	;;
+*)
+	fail "unknown mode $mode"
+	;;
+esac
+if ((fails)); then
+	echo "$fails check(s) failed"
+	exit 1
+fi
+echo "all checks passed"

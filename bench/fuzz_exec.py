@@ -29,8 +29,16 @@ A row "steady" follows each target's default row (--steady N1,N2, default
 deterministic campaign, i.e. the rate of a campaign past its start, which
 is what a long or continuous fuzzing run sees (see steady()).
 
+A row "floor" follows it (--floor N, default 20000 executions; 0 = skip):
+the same binary and setting on inputs of at most one byte (-max_len=1,
+from a corpus of one zero byte), which decode to a program of no ops.  What
+such an input costs - the harness's setup, the teardown's final check and
+mm_reset(), libFuzzer's own work per execution - every input pays before
+its first op: 1e6 / its us/input is the most exec/s the target could reach
+with ops that cost nothing.
+
 Usage: bench/fuzz_exec.py [--seconds S] [--targets t1,t2] [--settings default,level1,off]
-                          [--corpus seeds|all] [--steady N1,N2] [--build-dir DIR] [--json FILE] [--quick] [--no-build]
+                          [--corpus seeds|all] [--steady N1,N2] [--floor N] [--build-dir DIR] [--json FILE] [--quick] [--no-build]
        ./mmfuzz bench fuzz_exec [--quick] [--json FILE]
 Writes bench/results/fuzz_exec.json unless --json says otherwise (--quick:
 only with --json).  Exit status 0; 1 when a run found something (a finding
@@ -87,11 +95,15 @@ def build(build_dir, names):
 CORPORA = {"seeds": ("corpus/{t}",), "all": ("corpus/{t}", "corpus/regressions/{t}")}
 
 
-def run_one(binary, target, seconds, env_extra, runs=0, stats=True, corpora=CORPORA["seeds"]):
+def run_one(binary, target, seconds, env_extra, runs=0, stats=True, corpora=CORPORA["seeds"], floor=False):
     work = tempfile.mkdtemp(prefix="fuzz_exec-")
     try:
         corpus = os.path.join(work, "corpus")
         os.mkdir(corpus)
+        if floor:
+            with open(os.path.join(corpus, "zero"), "wb") as f:
+                f.write(b"\0")
+            corpora = ()
         for d in (os.path.join(ROOT, c.format(t=target)) for c in corpora):
             if os.path.isdir(d):
                 for f in sorted(os.listdir(d)):
@@ -101,7 +113,9 @@ def run_one(binary, target, seconds, env_extra, runs=0, stats=True, corpora=CORP
         cmd = [binary, "-runs=%d" % runs if runs else "-max_total_time=%d" % seconds, "-print_final_stats=1",
                "-seed=1", "-artifact_prefix=%s/" % work, corpus]
         opts = os.path.join(ROOT, "corpus", target + ".dict")
-        if os.path.isfile(opts):
+        if floor:
+            cmd.insert(1, "-max_len=1")
+        elif os.path.isfile(opts):
             cmd.insert(1, "-dict=" + opts)
         env = dict(os.environ, MMFUZZ_STATS="1" if stats else "0", **env_extra)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -170,6 +184,9 @@ def main():
                     help="seeds: corpus/T, the OSS-Fuzz seed corpus (default); all: also corpus/regressions/T")
     ap.add_argument("--quick", action="store_true", help="5 s per run, default setting only")
     ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--floor", type=int, default=20000, metavar="N",
+                    help="the cost of an input of no ops: N executions of inputs of at most one byte, "
+                         "default setting (0 = skip; --quick skips it)")
     ap.add_argument("--steady", default="20000,80000", metavar="N1,N2",
                     help="steady-state exec/cpu-s of the default setting from -runs=N1 and -runs=N2 "
                          "(the marginal rate; 0 = skip; --quick skips it)")
@@ -187,9 +204,11 @@ def main():
         ap.print_usage(sys.stderr)
         log("--steady needs N1,N2 with 0 < N1 < N2 (or 0), not '%s'" % a.steady)
         return 2
-    if bad or seconds < 1:
+    floor_runs = 0 if a.quick else a.floor
+    if bad or seconds < 1 or floor_runs < 0:
         ap.print_usage(sys.stderr)
-        log("unknown setting or target: %s" % ", ".join(bad) if bad else "--seconds must be >= 1")
+        log("unknown setting or target: %s" % ", ".join(bad) if bad else
+            "--seconds must be >= 1" if seconds < 1 else "--floor must be >= 0")
         return 2
     if not a.no_build and not build(a.build_dir, names):
         return 1
@@ -228,6 +247,17 @@ def main():
             if st["finding"]:
                 failed = True
                 print(st.get("report", ""))
+        if floor_runs and "default" in settings:
+            log("%s, floor: %d executions of inputs of at most one byte" % (t, floor_runs))
+            fl = run_one(binary, t, 0, {}, runs=floor_runs, floor=True)
+            next(r for r in rows if r["target"] == t and r["checks"] == "default")["floor"] = fl
+            print("%-10s %-8s %9s %10.0f %10.0f %8.1f %9.0f %9.0f %10.0f   inputs of <= 1 byte%s" % (
+                t, "floor", "-", fl["exec_per_cpu_s"], fl.get("cpu_us_per_input", 0), fl.get("ops_per_input", 0),
+                fl.get("ops_us", 0), fl.get("checks_us", 0), fl.get("teardown_us", 0),
+                "   FINDING" if fl["finding"] else ""), flush=True)
+            if fl["finding"]:
+                failed = True
+                print(fl.get("report", ""))
     doc = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count() or 0),
            "engine": "libfuzzer", "preset": "fuzz (clang, ASan+UBSan, MM_DEBUG=2)", "seconds": seconds,

@@ -213,6 +213,14 @@ def main():
     if not a.no_build and not build(a.build_dir, names):
         return 1
     rows, failed = [], False
+
+    def show(res, line):
+        """Print a table row; a finding marks it and prints its report.  True on a finding."""
+        print(line + ("   FINDING" if res["finding"] else ""), flush=True)
+        if res["finding"]:
+            print(res.get("report", ""))
+        return res["finding"]
+
     print("%-10s %-8s %9s %10s %10s %8s %9s %9s %10s %9s %9s" % (
         "target", "checks", "exec/s", "exec/cpu-s", "us/input", "ops/in", "ops us", "checks us", "teardown", "L2 us",
         "final us"))
@@ -228,36 +236,24 @@ def main():
             rows.append(r)
             lv = r.get("levels", {})
             final = max((int(k) for k in lv if k != "2"), default=0)
-            print("%-10s %-8s %9.0f %10.0f %10.0f %8.1f %9.0f %9.0f %10.0f %9s %9s%s" % (
+            failed |= show(r, "%-10s %-8s %9.0f %10.0f %10.0f %8.1f %9.0f %9.0f %10.0f %9s %9s" % (
                 t, s, r["exec_per_s"], r["exec_per_cpu_s"], r.get("cpu_us_per_input", 0), r.get("ops_per_input", 0), r.get("ops_us", 0),
                 r.get("checks_us", 0), r.get("teardown_us", 0),
                 "%.1f" % lv["2"]["us_each"] if "2" in lv else "-",
-                "%.0f (L%d)" % (lv[str(final)]["us_each"], final) if final else "-",
-                "   FINDING" if r["finding"] else ""), flush=True)
-            if r["finding"]:
-                failed = True
-                print(r.get("report", ""))
+                "%.0f (L%d)" % (lv[str(final)]["us_each"], final) if final else "-"))
         if steady_runs and "default" in settings:
             log("%s, steady state: -runs=%d and -runs=%d" % (t, steady_runs[0], steady_runs[1]))
             st = steady(binary, t, steady_runs[0], steady_runs[1], CORPORA[a.corpus])
             next(r for r in rows if r["target"] == t and r["checks"] == "default")["steady"] = st
-            print("%-10s %-8s %9s %10.0f   executions %d..%d, marginal CPU rate, no stats%s" % (
-                t, "steady", "-", st["exec_per_cpu_s"], steady_runs[0], steady_runs[1],
-                "   FINDING" if st["finding"] else ""), flush=True)
-            if st["finding"]:
-                failed = True
-                print(st.get("report", ""))
+            failed |= show(st, "%-10s %-8s %9s %10.0f   executions %d..%d, marginal CPU rate, no stats" % (
+                t, "steady", "-", st["exec_per_cpu_s"], steady_runs[0], steady_runs[1]))
         if floor_runs and "default" in settings:
             log("%s, floor: %d executions of inputs of at most one byte" % (t, floor_runs))
             fl = run_one(binary, t, 0, {}, runs=floor_runs, floor=True)
             next(r for r in rows if r["target"] == t and r["checks"] == "default")["floor"] = fl
-            print("%-10s %-8s %9s %10.0f %10.0f %8.1f %9.0f %9.0f %10.0f   inputs of <= 1 byte%s" % (
+            failed |= show(fl, "%-10s %-8s %9s %10.0f %10.0f %8.1f %9.0f %9.0f %10.0f   inputs of <= 1 byte" % (
                 t, "floor", "-", fl["exec_per_cpu_s"], fl.get("cpu_us_per_input", 0), fl.get("ops_per_input", 0),
-                fl.get("ops_us", 0), fl.get("checks_us", 0), fl.get("teardown_us", 0),
-                "   FINDING" if fl["finding"] else ""), flush=True)
-            if fl["finding"]:
-                failed = True
-                print(fl.get("report", ""))
+                fl.get("ops_us", 0), fl.get("checks_us", 0), fl.get("teardown_us", 0)))
     doc = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count() or 0),
            "engine": "libfuzzer", "preset": "fuzz (clang, ASan+UBSan, MM_DEBUG=2)", "seconds": seconds,

@@ -51,16 +51,7 @@
 #include "slab/slab.h"
 #include "test.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define WATCHDOG_S 120
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define WATCHDOG_S 120
-#endif
-#endif
-#ifndef WATCHDOG_S
-#define WATCHDOG_S 60
-#endif
+#define WATCHDOG_S (MM_TSAN ? 120 : 60)   /* debug.h: MM_TSAN is 1 under ThreadSanitizer */
 
 /* ---------------------------------------------------------------- who waits on what */
 

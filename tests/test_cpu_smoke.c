@@ -22,14 +22,6 @@
 #include "mm/cpu.h"
 #include "test.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define MM_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define MM_TSAN 1
-#endif
-#endif
-
 #ifdef MM_TEST_HOOKS
 static const bool hooks = true;
 #else
@@ -223,9 +215,8 @@ int main(int argc, char **argv)
 	char err[256];
 	pthread_t sig_th, onoff_th;
 
-#ifdef MM_TSAN
-	nr_ops = 3000;
-#endif
+	if (MM_TSAN)           /* debug.h: 1 in a ThreadSanitizer build */
+		nr_ops = 3000;
 	if (argc > 1)
 		nr_threads = atoi(argv[1]);
 	if (argc > 2)

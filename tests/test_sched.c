@@ -21,14 +21,6 @@
 #include "sched/sched.h"
 #include "test.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define SCHED_TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SCHED_TEST_TSAN 1
-#endif
-#endif
-
 
 #ifndef MM_TEST_HOOKS
 int main(void)

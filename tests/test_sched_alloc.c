@@ -29,14 +29,6 @@
 #include "sched/sched.h"
 #include "test.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define SCHED_TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SCHED_TEST_TSAN 1
-#endif
-#endif
-
 
 #ifndef MM_TEST_HOOKS
 int main(void)
@@ -252,7 +244,7 @@ static void world_recover(void *ctx)
 
 int main(int argc, char **argv)
 {
-#ifdef SCHED_TEST_TSAN
+#if MM_TSAN
 	unsigned long runs = 150;       /* TSan: ~10x slower, same coverage per run */
 #else
 	unsigned long runs = 1500;

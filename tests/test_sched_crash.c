@@ -26,17 +26,6 @@
 #include "sched/sched.h"
 #include "test.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define SCHED_TEST_TSAN 1
-#elif defined(__SANITIZE_ADDRESS__)
-#define SCHED_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SCHED_TEST_TSAN 1
-#elif __has_feature(address_sanitizer)
-#define SCHED_TEST_ASAN 1
-#endif
-#endif
 
 
 #ifndef MM_TEST_HOOKS
@@ -114,7 +103,7 @@ static void rebuild(struct ctx *c)
 	REQUIRE(c->mm);
 }
 
-#ifndef SCHED_TEST_TSAN
+#if !MM_TSAN
 static int double_free(void *p)
 {
 	struct ctx *c = p;
@@ -164,7 +153,7 @@ static void test_fork(struct ctx *c)
 	struct sched_task_desc t[2] = { { "worker", worker, c, 0 }, { "segv", segfault, c, 1 } };
 	struct sched_result r = run(c, t, 2, true, 3);
 	CHECK_MSG(r.outcome == SCHED_CRASH, "%s: %s", sched_outcome_name(r.outcome), r.reason);
-#if defined(SCHED_TEST_ASAN) || defined(SCHED_TEST_TSAN)
+#if defined(MM_ASAN) || MM_TSAN
 	/* The sanitizer catches the SIGSEGV, reports and exits. */
 	CHECK_MSG(strstr(r.reason, "child") != NULL, "%s", r.reason);
 #else
@@ -196,7 +185,7 @@ static void test_fork(struct ctx *c)
 	}
 }
 
-#ifdef SCHED_TEST_TSAN
+#if MM_TSAN
 /* ---- TSan must still see races between tasks ---- */
 
 static long plain_counter;
@@ -267,7 +256,7 @@ int main(void)
 	cfg.bad_policy = MM_BAD_ABORT;
 	struct ctx c = { .mm = make_mm() };
 	REQUIRE(c.mm);
-#ifndef SCHED_TEST_TSAN
+#if !MM_TSAN
 	test_inprocess_abort(&c);
 #else
 	test_tsan_sees_races(&c);

@@ -24,15 +24,9 @@
 #include "mm/mm.h"
 #include "mm/cpu.h"
 #include "mm/slab.h"
+#include "debug.h"        /* MM_TSAN */
 #include "test.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define TSAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TSAN_BUILD 1
-#endif
-#endif
 
 #define MAX_THREADS 16
 #define RING 512
@@ -261,7 +255,7 @@ int main(int argc, char **argv)
 	if (argc > 2) nr_vcpus = atoi(argv[2]);
 	if (argc > 3) nr_ops = atol(argv[3]);
 	if (argc > 4) seed = strtoul(argv[4], NULL, 0);
-#ifdef TSAN_BUILD
+#if MM_TSAN
 	if (argc <= 3)
 		nr_ops /= 6;                            /* shrink under TSan (STYLE rule 14) */
 #endif

@@ -77,4 +77,16 @@ static inline struct mm *test_make_mm(unsigned int nr_cpus, bool quiet)
 	return mm;
 }
 
+/* What @fn (mm_dump_buddyinfo, _zoneinfo, _pagetypeinfo, ...) prints for @mm, as a string to free(). */
+static inline char *test_dump(struct mm *mm, void (*fn)(struct mm *, FILE *))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	REQUIRE(f);
+	fn(mm, f);
+	REQUIRE(fclose(f) == 0 && buf);
+	return buf;
+}
+
 #endif /* MM_TEST_H */

@@ -64,22 +64,11 @@ struct snap {
 	char *pagetypeinfo;
 };
 
-static char *dump_text(struct mm *mm, void (*fn)(struct mm *, FILE *))
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	REQUIRE(f);
-	fn(mm, f);
-	fclose(f);
-	return buf;
-}
-
 static void snap_take(struct mm *mm, struct snap *s)
 {
 	free_snap_take(mm, &s->f);
-	s->buddyinfo = dump_text(mm, mm_dump_buddyinfo);
-	s->pagetypeinfo = dump_text(mm, mm_dump_pagetypeinfo);
+	s->buddyinfo = test_dump(mm, mm_dump_buddyinfo);
+	s->pagetypeinfo = test_dump(mm, mm_dump_pagetypeinfo);
 }
 
 static void snap_free(struct snap *s)

@@ -22,17 +22,6 @@
 #include "page/pcp.h"
 #include "test.h"
 
-static char *dump(struct mm *mm, void (*fn)(struct mm *, FILE *))
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	REQUIRE(f);
-	fn(mm, f);
-	fclose(f);
-	return buf;
-}
-
 struct image {
 	char *buddyinfo, *zoneinfo, *pagetypeinfo;
 	unsigned long ev[NR_VM_EVENT_ITEMS];
@@ -41,9 +30,9 @@ struct image {
 
 static void image_take(struct mm *mm, struct image *im)
 {
-	im->buddyinfo = dump(mm, mm_dump_buddyinfo);
-	im->zoneinfo = dump(mm, mm_dump_zoneinfo);
-	im->pagetypeinfo = dump(mm, mm_dump_pagetypeinfo);
+	im->buddyinfo = test_dump(mm, mm_dump_buddyinfo);
+	im->zoneinfo = test_dump(mm, mm_dump_zoneinfo);
+	im->pagetypeinfo = test_dump(mm, mm_dump_pagetypeinfo);
 	for (int i = 0; i < NR_VM_EVENT_ITEMS; i++)
 		im->ev[i] = mm_vm_event(mm, i);
 	im->reports = mm_nr_reports(mm);

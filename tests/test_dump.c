@@ -26,23 +26,12 @@ static const char *const zone_names[MAX_NR_ZONES] = { "DMA", "DMA32", "Normal", 
 static const char *const type_names[MIGRATE_TYPES] = { "Unmovable", "Movable", "Reclaimable", "HighAtomic",
 						       "Isolate" };
 
-static char *dump(struct mm *mm, void (*fn)(struct mm *, FILE *))
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	REQUIRE(f);
-	fn(mm, f);
-	fclose(f);
-	return buf;
-}
-
 /* ---- buddyinfo ---- */
 
 static void check_buddyinfo(struct mm *mm, const char *what)
 {
 	const struct mm_config *c = mm_get_config(mm);
-	char *text = dump(mm, mm_dump_buddyinfo);
+	char *text = test_dump(mm, mm_dump_buddyinfo);
 	/* The kernel's exact bytes, rebuilt here. */
 	char *want = NULL;
 	size_t wlen = 0;
@@ -153,7 +142,7 @@ static void parse_zoneinfo(char *text, struct zinfo zi[MAX_NR_ZONES], const char
 static void check_zoneinfo(struct mm *mm, const char *what)
 {
 	const struct mm_config *c = mm_get_config(mm);
-	char *text = dump(mm, mm_dump_zoneinfo);
+	char *text = test_dump(mm, mm_dump_zoneinfo);
 	struct zinfo zi[MAX_NR_ZONES];
 	parse_zoneinfo(text, zi, what);
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
@@ -208,7 +197,7 @@ static unsigned long cfg_pageblocks(const struct mm_config *c, int z)
 static void check_pagetypeinfo(struct mm *mm, const char *what, unsigned long blocks[MAX_NR_ZONES][MIGRATE_TYPES])
 {
 	const struct mm_config *c = mm_get_config(mm);
-	char *text = dump(mm, mm_dump_pagetypeinfo);
+	char *text = test_dump(mm, mm_dump_pagetypeinfo);
 	unsigned long freecnt[MAX_NR_ZONES][MM_NR_ORDERS_LIMIT];
 	bool block_section = false, seen_free[MAX_NR_ZONES][MIGRATE_TYPES], seen_blocks[MAX_NR_ZONES];
 	unsigned int pb_order = ~0u;

@@ -210,11 +210,7 @@ static void test_default_by_hand(void)
 	check_wm("lowmem_reserve_ratio defaults", got, default_wm);
 
 	/* The zoneinfo dump shows what the accessors show. */
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
-	mm_dump_zoneinfo(mm, fp);
-	fclose(fp);
+	char *buf = test_dump(mm, mm_dump_zoneinfo);
 	CHECK(strstr(buf, "        min      58\n        low      72\n        high     86\n") != NULL);
 	CHECK(strstr(buf, "protection: (0, 31, 61, 79)") != NULL);
 	CHECK(strstr(buf, "protection: (0, 0, 0, 143)") != NULL);

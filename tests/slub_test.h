@@ -25,8 +25,12 @@
 #define ASAN_BUILD 0
 #endif
 
-/* The default config, quiet reports, then mm_slub_configure(@options) if given. */
-static inline struct mm *new_mm(const char *options)
+/*
+ * The default config, quiet reports, then mm_slub_configure(@options) if
+ * given; on failure the reason on stderr and @die(@status) (exit, or _exit
+ * in a forked child).
+ */
+static inline struct mm *new_mm_or(const char *options, void (*die)(int), int status)
 {
 	struct mm_config c;
 	char err[256];
@@ -37,13 +41,18 @@ static inline struct mm *new_mm(const char *options)
 	mm = mm_create(&c, err, sizeof(err));
 	if (!mm) {
 		fprintf(stderr, "mm_create: %s\n", err);
-		exit(1);
+		die(status);
 	}
 	if (options && mm_slub_configure(mm, options, err, sizeof(err))) {
 		fprintf(stderr, "mm_slub_configure: %s\n", err);
-		exit(1);
+		die(status);
 	}
 	return mm;
+}
+
+static inline struct mm *new_mm(const char *options)
+{
+	return new_mm_or(options, exit, 1);
 }
 
 #endif /* MM_SLUB_TEST_H */

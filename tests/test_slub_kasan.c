@@ -22,18 +22,7 @@
 #if ASAN_BUILD
 static struct mm *new_mm_child(const char *options)
 {
-	struct mm_config c;
-	char err[256];
-	struct mm *mm;
-
-	mm_config_default(&c);
-	c.quiet = true;
-	mm = mm_create(&c, err, sizeof(err));
-	if (!mm || (options && mm_slub_configure(mm, options, err, sizeof(err)))) {
-		fprintf(stderr, "mm: %s\n", err);
-		_exit(3);
-	}
-	return mm;
+	return new_mm_or(options, _exit, 3);
 }
 
 /* Keep the compiler from proving anything about the accesses. */

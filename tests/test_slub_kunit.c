@@ -51,18 +51,7 @@ __attribute__((no_sanitize("address"), noinline)) static void pokew(void *p, uin
 
 static struct mm *new_mm_mode(enum mode m)
 {
-	struct mm_config c;
-	char err[256];
-	struct mm *mm;
-
-	mm_config_default(&c);
-	c.quiet = true;
-	mm = mm_create(&c, err, sizeof(err));
-	if (!mm || (m == STRING && mm_slub_configure(mm, "slub_debug=FZP,TestSlub_*", err, sizeof(err)))) {
-		fprintf(stderr, "mm: %s\n", err);
-		exit(1);
-	}
-	return mm;
+	return new_mm(m == STRING ? "slub_debug=FZP,TestSlub_*" : NULL);
 }
 
 /* test_kmem_cache_create() with the mode's flags; extra (SLAB_KMALLOC, SLAB_STORE_USER) always kept. */

@@ -11,6 +11,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "mm/mm.h"
 
@@ -87,6 +90,23 @@ static inline char *test_dump(struct mm *mm, void (*fn)(struct mm *, FILE *))
 	fn(mm, f);
 	REQUIRE(fclose(f) == 0 && buf);
 	return buf;
+}
+
+/* Run @fn in a forked child, its stderr to /dev/null; true if the child died of SIGABRT (an mm_bug). */
+static inline bool test_aborts(void (*fn)(void))
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(2);
+		fn();
+		_exit(0);
+	}
+	int status = 0;
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
 }
 
 #endif /* MM_TEST_H */

@@ -193,21 +193,6 @@ static void run_leaky(mm_irq_handler_fn fn)
 static void run_leaky_preempt(void) { run_leaky(leaky); }
 static void run_leaky_irqs(void) { run_leaky(leaky_irqs); }
 
-static bool aborts(void (*fn)(void))
-{
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (!freopen("/dev/null", "w", stderr))
-			_exit(2);
-		fn();
-		_exit(0);
-	}
-	int status = 0;
-	waitpid(pid, &status, 0);
-	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
-}
-
 /* ---- from a signal ---- */
 
 static struct mm *smm;
@@ -319,8 +304,8 @@ int main(void)
 	REQUIRE(mm);
 	leak_mm = mm;
 	if (MM_DEBUG >= 1) {
-		CHECK_MSG(aborts(run_leaky_preempt), "a handler leaking preempt count");
-		CHECK_MSG(aborts(run_leaky_irqs), "a handler enabling interrupts");
+		CHECK_MSG(test_aborts(run_leaky_preempt), "a handler leaking preempt count");
+		CHECK_MSG(test_aborts(run_leaky_irqs), "a handler enabling interrupts");
 	}
 	test_from_hook(mm);
 	mm_destroy(mm);

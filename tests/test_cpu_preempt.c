@@ -337,34 +337,18 @@ static void misuse_detach_atomic(void)
 	mm_cpu_detach(dmm);
 }
 
-/* Run @fn in a child; true if it died of SIGABRT (an mm_bug). */
-static bool aborts(void (*fn)(void))
-{
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (!freopen("/dev/null", "w", stderr))
-			_exit(2);
-		fn();
-		_exit(0);
-	}
-	int status = 0;
-	waitpid(pid, &status, 0);
-	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
-}
-
 static void test_debug_checks(struct mm *mm)
 {
 	dmm = mm;
 	mm_reset(mm);
 	if (MM_DEBUG >= 2) {
-		CHECK_MSG(aborts(misuse_smp_processor_id), "smp_processor_id() in preemptible code");
-		CHECK_MSG(aborts(misuse_local_lock), "local_lock recursion");
-		CHECK_MSG(aborts(misuse_spin_recursion), "spinlock recursion");
-		CHECK_MSG(aborts(misuse_unlock_unlocked), "spinlock already unlocked");
+		CHECK_MSG(test_aborts(misuse_smp_processor_id), "smp_processor_id() in preemptible code");
+		CHECK_MSG(test_aborts(misuse_local_lock), "local_lock recursion");
+		CHECK_MSG(test_aborts(misuse_spin_recursion), "spinlock recursion");
+		CHECK_MSG(test_aborts(misuse_unlock_unlocked), "spinlock already unlocked");
 	}
 	if (MM_DEBUG >= 1)
-		CHECK_MSG(aborts(misuse_detach_atomic), "detach while preemption is disabled");
+		CHECK_MSG(test_aborts(misuse_detach_atomic), "detach while preemption is disabled");
 }
 
 int main(void)

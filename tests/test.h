@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -78,6 +79,15 @@ static inline struct mm *test_make_mm(unsigned int nr_cpus, bool quiet)
 	if (!mm)
 		fprintf(stderr, "mm_create: %s\n", err);
 	return mm;
+}
+
+/* SplitMix64: the next of a test's reproducible pseudo-random numbers from *@state. */
+static inline uint64_t test_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
 }
 
 /* What @fn (mm_dump_buddyinfo, _zoneinfo, _pagetypeinfo, ...) prints for @mm, as a string to free(). */

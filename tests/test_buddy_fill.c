@@ -36,13 +36,7 @@
 
 /* ---- seeded PRNG (splitmix64) ---- */
 static uint64_t rng_state;
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return test_splitmix64(&rng_state); }
 static unsigned long rnd_below(unsigned long n) { return n ? (unsigned long)(rnd() % n) : 0; }
 
 /* ---- the configuration's own view of memory ---- */

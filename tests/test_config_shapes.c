@@ -30,13 +30,7 @@
 #define MEMALLOC (__GFP_MEMALLOC | __GFP_NORETRY)
 
 static uint64_t rng_state = 0x2006;
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return test_splitmix64(&rng_state); }
 
 /* Naturally aligned order-@o blocks whose every pfn is a valid pfn of zone @z. */
 static unsigned long cfg_blocks(const struct mm_config *c, int z, unsigned int o)

@@ -25,21 +25,7 @@ static bool quick;
 /* A machine large enough for realistic pcp batches (~1 GiB Normal zone). */
 static struct mm *make_bench_mm(unsigned int nr_cpus)
 {
-	struct mm_config c;
-	char err[256];
-	mm_config_default(&c);
-	c.nr_cpus = nr_cpus;
-	c.nr_holes = 0;
-	c.zones[ZONE_DMA] = (struct mm_span){ 1, 4096 };
-	c.zones[ZONE_DMA32] = (struct mm_span){ 4096, 65536 };
-	c.zones[ZONE_NORMAL] = (struct mm_span){ 65536, 65536 + 262144 };
-	c.zones[ZONE_MOVABLE] = (struct mm_span){ 0, 0 };
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm) {
-		fprintf(stderr, "bench_pages: %s\n", err);
-		exit(1);
-	}
-	return mm;
+	return bench_make_mm("bench_pages", nr_cpus, false);
 }
 
 static void bench_single(struct mm *mm, struct bench_result *r)

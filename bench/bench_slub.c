@@ -43,22 +43,7 @@ static bool quick;
 /* ~1 GiB Normal zone: 10000 x kmalloc(16384) (order-2 pages) fits. */
 static struct mm *make_bench_mm(void)
 {
-	struct mm_config c;
-	char err[256];
-	mm_config_default(&c);
-	c.nr_cpus = 1;
-	c.nr_holes = 0;
-	c.quiet = true;
-	c.zones[ZONE_DMA] = (struct mm_span){ 1, 4096 };
-	c.zones[ZONE_DMA32] = (struct mm_span){ 4096, 65536 };
-	c.zones[ZONE_NORMAL] = (struct mm_span){ 65536, 65536 + 262144 };
-	c.zones[ZONE_MOVABLE] = (struct mm_span){ 0, 0 };
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm) {
-		fprintf(stderr, "bench_slub: %s\n", err);
-		exit(1);
-	}
-	return mm;
+	return bench_make_mm("bench_slub", 1, true);
 }
 
 static void configure(struct mm *mm, const char *opt)

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# tests/verbs/bench.sh usage ROOT WORK - ./mmfuzz bench's bad arguments
+# (ctest verbs_bench_usage): each exits 2 with its message, and none of them
+# configures or builds build/release first.
+VERB=bench
+# shellcheck source=tests/verbs/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+case $mode in
+usage)
+	expect 2 "no benchmark 'nosuch' \(there are: buddy pages sched slub\)" nosuch
+	expect 2 "no benchmark 'nosuch'" buddy bench_nosuch
+	expect 2 "not a benchmark name: 'Bad!'" 'Bad!'
+	expect 2 "unknown argument '--bogus'" --bogus
+	expect 2 "--json: no directory for '$WORK/missing/x.json'" --json "$WORK/missing/x.json" buddy
+	expect 2 'run alone, not with other benchmarks' sched_grade buddy
+	# Refused before the build: nothing said about configuring or building.
+	out=$("$MMFUZZ" bench nosuch 2>&1)
+	if grep -Eq 'configuring|building' <<<"$out"; then
+		fail "bench nosuch configured or built before refusing:"$'\n'"$out"
+	else
+		echo "ok: bench nosuch -> refused before any configure or build"
+	fi
+	[[ ! -e $WORK/missing ]] || fail "bench created $WORK/missing"
+	;;
+*)
+	fail "unknown mode $mode"
+	;;
+esac
+if ((fails)); then
+	echo "$fails check(s) failed"
+	exit 1
+fi
+echo "all checks passed"

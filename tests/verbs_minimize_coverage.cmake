@@ -1,4 +1,4 @@
-# ./mmfuzz minimize, coverage, trace (issue 5) and bench, scripts in tests/verbs/:
+# ./mmfuzz minimize, coverage, trace (issue 5), bench and stress, scripts in tests/verbs/:
 #
 #  verbs_minimize_usage     bad arguments (no target, unknown target, unreadable
 #                           file, a directory, bad --time, -o FILE onto itself,
@@ -23,6 +23,9 @@
 #                           a bad name, an unknown option, --json into a missing
 #                           directory, a script with a benchmark): exit 2 and
 #                           the message, before build/release is configured
+#  verbs_stress_usage       ./mmfuzz stress's bad arguments (no MODE, an unknown
+#                           MODE, also with --deterministic, --build-dir without
+#                           a value): exit 2 and the message, before any build
 #  verbs_coverage_buddy     the buddy target's corpora plus an extra TARGET=DIR
 #                           corpus under the coverage preset (built in this build
 #                           tree): a report line for allocator/page/buddy.c with a
@@ -52,8 +55,10 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
            COMMAND ${MF_VERBS_BASH} ${_v}/trace.sh usage ${PROJECT_SOURCE_DIR} ${_w}/trace-usage)
   add_test(NAME verbs_bench_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/bench.sh usage ${PROJECT_SOURCE_DIR} ${_w}/bench-usage)
+  add_test(NAME verbs_stress_usage
+           COMMAND ${MF_VERBS_BASH} ${_v}/stress.sh usage ${PROJECT_SOURCE_DIR} ${_w}/stress-usage)
   set_tests_properties(verbs_minimize_usage verbs_coverage_usage verbs_trace_usage verbs_bench_usage
-                       PROPERTIES TIMEOUT 120)
+                       verbs_stress_usage PROPERTIES TIMEOUT 120)
   set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES TIMEOUT 600)
   # Each builds with the machine's cores: not both at once.
   set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES RESOURCE_LOCK mmfuzz_verbs_build)

@@ -14,13 +14,7 @@ usage)
 	expect 2 "unknown argument '--bogus'" --bogus
 	expect 2 "--json: no directory for '$WORK/missing/x.json'" --json "$WORK/missing/x.json" buddy
 	expect 2 'run alone, not with other benchmarks' sched_grade buddy
-	# Refused before the build: nothing said about configuring or building.
-	out=$("$MMFUZZ" bench nosuch 2>&1)
-	if grep -Eq 'configuring|building' <<<"$out"; then
-		fail "bench nosuch configured or built before refusing:"$'\n'"$out"
-	else
-		echo "ok: bench nosuch -> refused before any configure or build"
-	fi
+	refused_before_build nosuch
 	[[ ! -e $WORK/missing ]] || fail "bench created $WORK/missing"
 	;;
 *)

@@ -1,4 +1,4 @@
-# tests/verbs/lib.sh - sourced by the verb tests (minimize.sh, coverage.sh):
+# tests/verbs/lib.sh - sourced by the verb tests (minimize.sh, coverage.sh, ...):
 # VERB must be set; after `source`, $mode $ROOT $WORK $MMFUZZ are set, WORK
 # is empty, and fail / expect count failures in $fails.
 mode=$1 ROOT=$2 WORK=$3
@@ -20,5 +20,17 @@ expect() {
 		fail "$VERB $*: no /$re/ in:"$'\n'"$out"
 	else
 		echo "ok: $VERB $* -> exit $rc, /$re/"
+	fi
+}
+
+# refused_before_build ARGS...: ./mmfuzz $VERB ARGS says nothing about
+# configuring or building (a bad argument is refused first).
+refused_before_build() {
+	local out
+	out=$("$MMFUZZ" "$VERB" "$@" 2>&1)
+	if grep -Eq 'configuring|building' <<<"$out"; then
+		fail "$VERB $*: configured or built before refusing:"$'\n'"$out"
+	else
+		echo "ok: $VERB $* -> refused before any configure or build"
 	fi
 }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# tests/verbs/stress.sh usage ROOT WORK - ./mmfuzz stress's bad arguments
+# (ctest verbs_stress_usage): each exits 2 with its message, and an unknown
+# MODE is refused before build/stress-* is configured or built.
+VERB=stress
+# shellcheck source=tests/verbs/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+case $mode in
+usage)
+	expect 2 'a MODE is required' --build-dir "$WORK/none"
+	expect 2 '--build-dir needs a value' pages --build-dir
+	expect 2 "unknown mode 'nosuch' \(modes: pages pcp bulk slub kmalloc mixed\)" nosuch --time 1
+	expect 2 "unknown mode 'nosuch'" nosuch --deterministic --seed 1
+	refused_before_build nosuch --build-dir "$WORK/build"
+	[[ ! -e $WORK/build && ! -e $WORK/none ]] || fail "stress created a build directory"
+	;;
+*)
+	fail "unknown mode $mode"
+	;;
+esac
+if ((fails)); then
+	echo "$fails check(s) failed"
+	exit 1
+fi
+echo "all checks passed"

@@ -1,4 +1,4 @@
-# ./mmfuzz minimize, coverage, trace (issue 5), bench and stress, scripts in tests/verbs/:
+# ./mmfuzz minimize, coverage, trace (issue 5), bench, stress and bugzoo, scripts in tests/verbs/:
 #
 #  verbs_minimize_usage     bad arguments (no target, unknown target, unreadable
 #                           file, a directory, bad --time, -o FILE onto itself,
@@ -26,6 +26,11 @@
 #  verbs_stress_usage       ./mmfuzz stress's bad arguments (no MODE, an unknown
 #                           MODE, also with --deterministic, --build-dir without
 #                           a value): exit 2 and the message, before any build
+#  verbs_bugzoo_usage       ./mmfuzz bugzoo's bad arguments (unknown option, a
+#                           missing value, a budget that is no number, <= 0 or
+#                           nan, --seeds/--jobs 0, an unknown id, --json into a
+#                           missing directory): exit 2 and the message, before
+#                           any build or detector run
 #  verbs_coverage_buddy     the buddy target's corpora plus an extra TARGET=DIR
 #                           corpus under the coverage preset (built in this build
 #                           tree): a report line for allocator/page/buddy.c with a
@@ -59,6 +64,9 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
            COMMAND ${MF_VERBS_BASH} ${_v}/stress.sh usage ${PROJECT_SOURCE_DIR} ${_w}/stress-usage)
   set_tests_properties(verbs_minimize_usage verbs_coverage_usage verbs_trace_usage verbs_bench_usage
                        verbs_stress_usage PROPERTIES TIMEOUT 120)
+  add_test(NAME verbs_bugzoo_usage
+           COMMAND ${MF_VERBS_BASH} ${_v}/bugzoo.sh usage ${PROJECT_SOURCE_DIR} ${_w}/bugzoo-usage)
+  set_tests_properties(verbs_bugzoo_usage PROPERTIES TIMEOUT 300)
   set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES TIMEOUT 600)
   # Each builds with the machine's cores: not both at once.
   set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES RESOURCE_LOCK mmfuzz_verbs_build)

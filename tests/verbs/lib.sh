@@ -8,11 +8,13 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-# expect RC REGEX ARGS...: ./mmfuzz $VERB ARGS exits RC and prints REGEX.
+# expect RC REGEX ARGS...: ./mmfuzz $VERB ARGS exits RC and prints REGEX
+# (within $EXPECT_TIMEOUT seconds when that is set: a refusal that regressed
+# into a real run is cut short, exit 124).
 expect() {
 	local want=$1 re=$2 out rc
 	shift 2
-	out=$("$MMFUZZ" "$VERB" "$@" 2>&1)
+	out=$(${EXPECT_TIMEOUT:+timeout -k 5 "$EXPECT_TIMEOUT"} "$MMFUZZ" "$VERB" "$@" 2>&1)
 	rc=$?
 	if [[ $rc != "$want" ]]; then
 		fail "$VERB $*: exit $rc, want $want; output:"$'\n'"$out"

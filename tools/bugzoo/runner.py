@@ -1,6 +1,7 @@
 """The bug-zoo runner behind `./mmfuzz bugzoo` (python3 standard library only)."""
 import datetime
 import json
+import math
 import os
 import re
 import shutil
@@ -620,6 +621,10 @@ def main(root, args, doc):
             JOBS = int(opts["jobs"])
     except ValueError:
         die("--budget, --seeds and --jobs take numbers")
+    if not (math.isfinite(budget) and budget > 0) or seeds < 1 or JOBS < 1:
+        die("--budget takes seconds > 0, --seeds and --jobs whole numbers >= 1")
+    if opts["json"] and not os.path.isdir(os.path.dirname(os.path.abspath(opts["json"]))):
+        die("--json: no directory for %s" % opts["json"])
     ids = [r[0] for r in bug_table()]
     if opts["only"]:
         sel = [s for s in opts["only"].split(",") if s]

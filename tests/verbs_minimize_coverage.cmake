@@ -1,7 +1,13 @@
-# ./mmfuzz minimize, coverage, trace (issue 5), bench, stress and bugzoo, scripts in tests/verbs/:
+# ./mmfuzz fuzz, minimize, coverage, trace (issue 5), bench, stress and bugzoo, scripts in tests/verbs/:
 #
+#  verbs_fuzz_usage         bad arguments (no or two targets, unknown target or
+#                           engine, --time that is no number, 0 or nan, --jobs 0,
+#                           --json without a value, into a missing directory or
+#                           onto a directory, an unknown option): exit 2 and the
+#                           message, before any build or campaign
 #  verbs_minimize_usage     bad arguments (no target, unknown target, unreadable
-#                           file, a directory, bad --time, -o FILE onto itself,
+#                           file, a directory, bad --time (0, nan), -o FILE onto
+#                           itself or into a missing directory,
 #                           an unknown --inject id): exit 2 and the message
 #  verbs_minimize_injected  a crashing input shrinks and still fails the same
 #                           way: tests/verbs/minimize-b2.txt (op text, 13 ops) on
@@ -64,9 +70,11 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
            COMMAND ${MF_VERBS_BASH} ${_v}/stress.sh usage ${PROJECT_SOURCE_DIR} ${_w}/stress-usage)
   set_tests_properties(verbs_minimize_usage verbs_coverage_usage verbs_trace_usage verbs_bench_usage
                        verbs_stress_usage PROPERTIES TIMEOUT 120)
+  add_test(NAME verbs_fuzz_usage
+           COMMAND ${MF_VERBS_BASH} ${_v}/fuzz.sh usage ${PROJECT_SOURCE_DIR} ${_w}/fuzz-usage)
   add_test(NAME verbs_bugzoo_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/bugzoo.sh usage ${PROJECT_SOURCE_DIR} ${_w}/bugzoo-usage)
-  set_tests_properties(verbs_bugzoo_usage PROPERTIES TIMEOUT 300)
+  set_tests_properties(verbs_bugzoo_usage verbs_fuzz_usage PROPERTIES TIMEOUT 300)
   set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES TIMEOUT 600)
   # Each builds with the machine's cores: not both at once.
   set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES RESOURCE_LOCK mmfuzz_verbs_build)

@@ -54,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "internal.h"
 #include "mm/cpu.h"
 #include "mm/mm.h"
@@ -947,6 +948,15 @@ static int parse_policies(const char *v, enum sched_policy *out)
 	return n;
 }
 
+/* A whole-number argument in [@lo, @hi] (cli.h), or false after saying what it wants. */
+static bool arg_ulong(const char *opt, const char *v, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	if (cli_ulong(v, lo, hi, out))
+		return true;
+	fprintf(stderr, "mmfuzz-sched-stress: %s wants a whole number in %lu..%lu, not '%s'\n", opt, lo, hi, v);
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	struct world *w = &W;
@@ -968,7 +978,9 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && !strcmp(argv[1], "--wilson")) {
 		double lo, hi;
-		unsigned long k = strtoul(argv[2], NULL, 0), n = strtoul(argv[3], NULL, 0);
+		unsigned long k, n;
+		if (!arg_ulong("--wilson N", argv[3], 0, ~0UL, &n) || !arg_ulong("--wilson K", argv[2], 0, n, &k))
+			return 2;
 		sched_wilson(k, n, 1.96, &lo, &hi);
 		printf("wilson %lu/%lu: p %.6f 95%% CI [%.6f, %.6f]\n", k, n, n ? (double)k / (double)n : 0.0, lo, hi);
 		return 0;
@@ -977,16 +989,24 @@ int main(int argc, char **argv)
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define NEEDV() do { if (!v) { fprintf(stderr, "mmfuzz-sched-stress: %s needs a value\n", a); return 2; } i++; } while (0)
+#define NUMV(lo, hi, dst)                                                                 \
+	do {                                                                              \
+		unsigned long x_;                                                         \
+		NEEDV();                                                                  \
+		if (!arg_ulong(a, v, (lo), (hi), &x_))                                    \
+			return 2;                                                         \
+		(dst) = (__typeof__(dst))x_;                                              \
+	} while (0)
 		if (!strcmp(a, "--deterministic")) {
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(a, "--seed")) { NEEDV(); seed = strtoull(v, NULL, 0);
-		} else if (!strcmp(a, "--runs")) { NEEDV(); runs = strtoul(v, NULL, 0); runs_given = true;
-		} else if (!strcmp(a, "--run")) { NEEDV(); only_run = strtoul(v, NULL, 0);
-		} else if (!strcmp(a, "--tasks")) { NEEDV(); w->tasks = atoi(v);
-		} else if (!strcmp(a, "--cpus")) { NEEDV(); w->cpus = atoi(v);
-		} else if (!strcmp(a, "--steps")) { NEEDV(); w->steps = atoi(v);
+		} else if (!strcmp(a, "--seed")) { NUMV(0, ~0UL, seed);
+		} else if (!strcmp(a, "--runs")) { NUMV(1, 1000000000UL, runs); runs_given = true;
+		} else if (!strcmp(a, "--run")) { NUMV(0, ~0UL - 1, only_run);
+		} else if (!strcmp(a, "--tasks")) { NUMV(1, SCHED_MAX_TASKS, w->tasks);
+		} else if (!strcmp(a, "--cpus")) { NUMV(1, 64, w->cpus);
+		} else if (!strcmp(a, "--steps")) { NUMV(1, 1000000000UL, w->steps);
 		} else if (!strcmp(a, "--policy")) {
 			NEEDV();
 			policies = v;
@@ -996,9 +1016,9 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--no-irq")) { w->irqs = false;
 		} else if (!strcmp(a, "--no-migrate")) { w->migrations = false;
 		} else if (!strcmp(a, "--no-tid-check")) { w->tid_check = false;
-		} else if (!strcmp(a, "--irq-permille")) { NEEDV(); w->irq_permille = (unsigned)atoi(v);
-		} else if (!strcmp(a, "--migrate-permille")) { NEEDV(); w->migrate_permille = (unsigned)atoi(v);
-		} else if (!strcmp(a, "--bounce-permille")) { NEEDV(); w->bounce_permille = (unsigned)atoi(v);
+		} else if (!strcmp(a, "--irq-permille")) { NUMV(0, 1000, w->irq_permille);
+		} else if (!strcmp(a, "--migrate-permille")) { NUMV(0, 1000, w->migrate_permille);
+		} else if (!strcmp(a, "--bounce-permille")) { NUMV(0, 1000, w->bounce_permille);
 		} else if (!strcmp(a, "--selftest")) {
 			NEEDV();
 			if (strcmp(v, "scribble") && strcmp(v, "leak") && strcmp(v, "race")) {
@@ -1024,6 +1044,7 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+#undef NUMV
 #undef NEEDV
 	}
 	enum sched_policy grade_pols[SCHED_NR_POLICIES];

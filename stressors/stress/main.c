@@ -26,7 +26,6 @@
  * interleaving; --deterministic (the deterministic scheduler) is what
  * replays interleavings exactly.
  */
-#include <errno.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <stdarg.h>
@@ -35,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "stress.h"
 
 struct stress S;
@@ -181,19 +181,16 @@ static void bad(const char *fmt, const char *arg)
 
 static unsigned long num(const char *opt, const char *v, unsigned long lo, unsigned long hi)
 {
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(v, &end, 0);
-	if (errno || *end || x < lo || x > hi)
+	unsigned long x;
+	if (!cli_ulong(v, lo, hi, &x))
 		bad("bad value for %s", opt);
-	return (unsigned long)x;
+	return x;
 }
 
 static double fnum(const char *opt, const char *v)
 {
-	char *end;
-	double x = strtod(v, &end);
-	if (*end || x <= 0 || x > 86400)
+	double x;
+	if (!cli_seconds(v, 86400, &x))
 		bad("bad value for %s", opt);
 	return x;
 }

@@ -24,6 +24,9 @@ set(MF_ROOT ${PROJECT_SOURCE_DIR})
 set(MF_COMMON ${MF_ROOT}/targets/common)
 file(GLOB MF_HARNESS_SOURCES CONFIGURE_DEPENDS ${MF_COMMON}/*.c)
 list(REMOVE_ITEM MF_HARNESS_SOURCES ${MF_COMMON}/replay_main.c ${MF_COMMON}/afl_main.c)
+# The allocator's sources, for the per-file coverage flags (libFuzzer) and
+# for the extra copies of the library (AFL++'s CMPLOG, the stability build).
+file(GLOB_RECURSE MF_ALLOC_SOURCES CONFIGURE_DEPENDS ${MF_ROOT}/allocator/*.c)
 
 if(MM_ENGINE STREQUAL "libfuzzer")
   if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
@@ -46,8 +49,9 @@ if(MM_ENGINE STREQUAL "libfuzzer")
   # and 1.5x the exec/s without; fuzz_sched 60 s, 1646 edges without
   # against 1476 with.
   set(MF_ALLOC_COVERAGE ${MF_COMPILE_FLAGS})
-  file(GLOB_RECURSE MF_ALLOC_COVERED CONFIGURE_DEPENDS ${MF_ROOT}/allocator/*.c)
-  list(FILTER MF_ALLOC_COVERED EXCLUDE REGEX "/allocator/check/|/allocator/slab/invariants.c")
+  set(MF_ORACLE_RE "/allocator/check/|/allocator/slab/invariants.c")
+  set(MF_ALLOC_COVERED ${MF_ALLOC_SOURCES})
+  list(FILTER MF_ALLOC_COVERED EXCLUDE REGEX ${MF_ORACLE_RE})
   set_source_files_properties(${MF_ALLOC_COVERED} DIRECTORY ${MF_ROOT}/allocator
                               PROPERTIES COMPILE_OPTIONS "${MF_ALLOC_COVERAGE}")
   # Nor does ASan instrument the oracle: every load of the checker's walks
@@ -60,8 +64,8 @@ if(MM_ENGINE STREQUAL "libfuzzer")
   # on everywhere.  pcp_check() in pcp.c follows through __mm_checker
   # (debug.h, MM_ORACLE_NO_ASAN).
   if(MM_SANITIZE MATCHES "address")
-    file(GLOB_RECURSE MF_ORACLE CONFIGURE_DEPENDS ${MF_ROOT}/allocator/check/*.c)
-    list(APPEND MF_ORACLE ${MF_ROOT}/allocator/slab/invariants.c)
+    set(MF_ORACLE ${MF_ALLOC_SOURCES})
+    list(FILTER MF_ORACLE INCLUDE REGEX ${MF_ORACLE_RE})
     set_source_files_properties(${MF_ORACLE} DIRECTORY ${MF_ROOT}/allocator
                                 PROPERTIES COMPILE_OPTIONS "-fno-sanitize=address")
     set_source_files_properties(${MF_ALLOC_COVERED} DIRECTORY ${MF_ROOT}/allocator
@@ -75,7 +79,6 @@ elseif(MM_ENGINE STREQUAL "afl")
   set(MF_COMPILE_FLAGS "")
   set(MF_LINK_FLAGS "")
   # The CMPLOG build of the allocator, for the fuzz_NAME.cmplog binaries.
-  file(GLOB_RECURSE MF_ALLOC_SOURCES CONFIGURE_DEPENDS ${MF_ROOT}/allocator/*.c)
   add_library(mmalloc_cmplog STATIC ${MF_ALLOC_SOURCES})
   target_include_directories(mmalloc_cmplog PUBLIC ${MF_ROOT}/allocator/include ${MF_ROOT}/allocator)
   target_link_libraries(mmalloc_cmplog PUBLIC Threads::Threads)
@@ -106,7 +109,6 @@ set(MF_STABILITY OFF)
 if(MM_ENGINE STREQUAL "none" AND MM_SANITIZE STREQUAL "" AND NOT MM_COVERAGE AND NOT MM_INJECT)
   set(MF_STABILITY ON)
   set(MF_PCOV -fsanitize-coverage=trace-pc)
-  file(GLOB_RECURSE MF_ALLOC_SOURCES CONFIGURE_DEPENDS ${MF_ROOT}/allocator/*.c)
   add_library(mmalloc_pcov STATIC ${MF_ALLOC_SOURCES})
   target_include_directories(mmalloc_pcov PUBLIC ${MF_ROOT}/allocator/include ${MF_ROOT}/allocator)
   target_link_libraries(mmalloc_pcov PUBLIC Threads::Threads)

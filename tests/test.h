@@ -102,8 +102,8 @@ static inline char *test_dump(struct mm *mm, void (*fn)(struct mm *, FILE *))
 	return buf;
 }
 
-/* Run @fn in a forked child, its stderr to /dev/null; true if the child died of SIGABRT (an mm_bug). */
-static inline bool test_aborts(void (*fn)(void))
+/* Run @fn in a forked child, its stderr to /dev/null (exit 0 if @fn returns); its wait status. */
+static inline int test_run_child(void (*fn)(void))
 {
 	fflush(NULL);
 	pid_t pid = fork();
@@ -116,6 +116,13 @@ static inline bool test_aborts(void (*fn)(void))
 	}
 	int status = 0;
 	REQUIRE(waitpid(pid, &status, 0) == pid);
+	return status;
+}
+
+/* True if @fn, run in a child (test_run_child), dies of SIGABRT (an mm_bug, MM_BAD_ABORT). */
+static inline bool test_aborts(void (*fn)(void))
+{
+	int status = test_run_child(fn);
 	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
 }
 

@@ -245,35 +245,33 @@ static void test_reports(void)
 }
 
 /* MM_BAD_ABORT: the report, then abort().  In a child, so the test survives. */
+static int abort_case;
+
+static void bad_call(void)
+{
+	struct mm *mm = make(MM_BAD_ABORT);
+	struct page *p = alloc_pages(mm, GFP_KERNEL, 4);
+	switch (abort_case) {
+	case 0:
+		free_pages(mm, (unsigned long)mm_arena_base(mm) - MM_PAGE_SIZE, 0);
+		break;
+	case 1:
+		__free_pages(mm, p, 4);
+		__free_pages(mm, p, 4);
+		break;
+	case 2:
+		__free_pages(mm, p + 1, 0);
+		break;
+	case 3:
+		alloc_pages(mm, 0x40000u, 0);
+		break;
+	}
+}   /* returning - surviving - fails the test */
+
 static void expect_abort(const char *what, int which)
 {
-	fflush(NULL);
-	pid_t pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		if (!freopen("/dev/null", "w", stderr))
-			_exit(2);
-		struct mm *mm = make(MM_BAD_ABORT);
-		struct page *p = alloc_pages(mm, GFP_KERNEL, 4);
-		switch (which) {
-		case 0:
-			free_pages(mm, (unsigned long)mm_arena_base(mm) - MM_PAGE_SIZE, 0);
-			break;
-		case 1:
-			__free_pages(mm, p, 4);
-			__free_pages(mm, p, 4);
-			break;
-		case 2:
-			__free_pages(mm, p + 1, 0);
-			break;
-		case 3:
-			alloc_pages(mm, 0x40000u, 0);
-			break;
-		}
-		_exit(0);   /* survived: the test fails */
-	}
-	int status;
-	REQUIRE(waitpid(pid, &status, 0) == pid);
+	abort_case = which;
+	int status = test_run_child(bad_call);
 	CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "%s: child %s %d", what,
 		  WIFSIGNALED(status) ? "died of signal" : "exited with", WIFSIGNALED(status) ? WTERMSIG(status) :
 		  WEXITSTATUS(status));

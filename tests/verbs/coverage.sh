@@ -70,8 +70,4 @@ PY
 	exit 2
 	;;
 esac
-if ((fails)); then
-	echo "$fails check(s) failed"
-	exit 1
-fi
-echo "all checks passed"
+verdict

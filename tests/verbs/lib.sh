@@ -8,6 +8,15 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
+# verdict: the last line, and exit 1 when any check failed.
+verdict() {
+	if ((fails)); then
+		echo "$fails check(s) failed"
+		exit 1
+	fi
+	echo "all checks passed"
+}
+
 # expect RC REGEX ARGS...: ./mmfuzz $VERB ARGS exits RC and prints REGEX
 # (within $EXPECT_TIMEOUT seconds when that is set: a refusal that regressed
 # into a real run is cut short, exit 124).

@@ -210,6 +210,10 @@ def main():
         log("unknown setting or target: %s" % ", ".join(bad) if bad else
             "--seconds must be >= 1" if seconds < 1 else "--floor must be >= 0")
         return 2
+    if a.json and not os.path.isdir(os.path.dirname(os.path.abspath(a.json))):
+        ap.print_usage(sys.stderr)
+        log("--json: no directory for '%s'" % a.json)
+        return 2
     if not a.no_build and not build(a.build_dir, names):
         return 1
     rows, failed = [], False

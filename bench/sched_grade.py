@@ -176,8 +176,18 @@ def main():
         for b in bugs:
             if b not in table:
                 ap.error("unknown bug '%s' (known: %s)" % (b, " ".join(table)))
-    seed = int(a.seed, 0)
+    for name, v in (("--runs", a.runs), ("--correct-runs", a.correct_runs), ("--other-runs", a.other_runs)):
+        if v is not None and v < 1:
+            ap.error("%s must be >= 1, not %d" % (name, v))
+    try:
+        seed = int(a.seed, 0)
+        if not 0 <= seed < 1 << 64:
+            raise ValueError
+    except ValueError:
+        ap.error("--seed wants a whole number in 0..2^64-1 (decimal or 0x hex), not '%s'" % a.seed)
     out = a.json or (None if a.quick else os.path.join(ROOT, "bench", "results", "sched_grade.json"))
+    if out and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
+        ap.error("--json: no directory for '%s'" % out)
 
     t_start = time.time()
     results, builds, lines = [], {}, []

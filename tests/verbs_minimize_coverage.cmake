@@ -32,6 +32,10 @@
 #  verbs_stress_usage       ./mmfuzz stress's bad arguments (no MODE, an unknown
 #                           MODE, also with --deterministic, --build-dir without
 #                           a value): exit 2 and the message, before any build
+#  verbs_bench_scripts_usage  the scripts bench/sched_grade.py, fuzz_exec.py and
+#                           stress_replay.py: bad arguments (counts < 1, a bad
+#                           seed, --json into a missing directory, unknown bug,
+#                           target or setting): exit 2 and the message at once
 #  verbs_bugzoo_usage       ./mmfuzz bugzoo's bad arguments (unknown option, a
 #                           missing value, a budget that is no number, <= 0 or
 #                           nan, --seeds/--jobs 0, an unknown id, --json into a
@@ -72,9 +76,11 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
                        verbs_stress_usage PROPERTIES TIMEOUT 120)
   add_test(NAME verbs_fuzz_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/fuzz.sh usage ${PROJECT_SOURCE_DIR} ${_w}/fuzz-usage)
+  add_test(NAME verbs_bench_scripts_usage
+           COMMAND ${MF_VERBS_BASH} ${_v}/bench_scripts.sh usage ${PROJECT_SOURCE_DIR} ${_w}/bench-scripts-usage)
   add_test(NAME verbs_bugzoo_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/bugzoo.sh usage ${PROJECT_SOURCE_DIR} ${_w}/bugzoo-usage)
-  set_tests_properties(verbs_bugzoo_usage verbs_fuzz_usage PROPERTIES TIMEOUT 300)
+  set_tests_properties(verbs_bugzoo_usage verbs_fuzz_usage verbs_bench_scripts_usage PROPERTIES TIMEOUT 300)
   set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES TIMEOUT 600)
   # Each builds with the machine's cores: not both at once.
   set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES RESOURCE_LOCK mmfuzz_verbs_build)

@@ -24,7 +24,9 @@
 #                           ($MMFUZZ_LLVM_COV pointing nowhere): exit 2 and the message
 #  verbs_trace_usage        ./mmfuzz trace's bad arguments (no FILE, unknown
 #                           target, a missing file, a directory, --c without a
-#                           name): exit 2 and the message, before any build
+#                           name) and tools/optext's (also -o into a missing
+#                           directory or onto one): exit 2 and the message,
+#                           before any build
 #  verbs_bench_usage        ./mmfuzz bench's bad arguments (an unknown benchmark,
 #                           a bad name, an unknown option, --json into a missing
 #                           directory, a script with a benchmark): exit 2 and

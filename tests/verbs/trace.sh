@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/verbs/trace.sh usage ROOT WORK - ./mmfuzz trace's bad arguments
-# (ctest verbs_trace_usage): each exits 2 with its message, before any build
-# (the checks come first, so none of these needs build/optext).
+# and tools/optext's (ctest verbs_trace_usage): each exits 2 with its message,
+# before any build (the checks come first, so none of these needs build/optext).
 VERB=trace
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -17,6 +17,13 @@ usage)
 		: >"$WORK/unreadable" && chmod 000 "$WORK/unreadable"
 		expect 2 'cannot read .*/unreadable: permission denied' buddy "$WORK/unreadable"
 	fi
+	# The tool behind it, tools/optext: the same refusals, and -o checked before a build.
+	MMFUZZ=python3 VERB=$ROOT/tools/optext
+	expect 2 "unknown target 'nosuch'" encode nosuch "$ROOT/corpus/buddy/src/basic.txt"
+	expect 2 'cannot read .*/missing: no such file' decode buddy "$WORK/missing"
+	expect 2 'cannot write -o .*/missing/x: no such directory' encode buddy "$ROOT/corpus/buddy/src/basic.txt" -o "$WORK/missing/x"
+	expect 2 "cannot write -o $WORK: it is a directory" encode buddy "$ROOT/corpus/buddy/src/basic.txt" -o "$WORK"
+	expect 2 'usage: optext roundtrip TARGET FILE' roundtrip buddy
 	[[ ! -e $WORK/missing ]] || fail "trace created $WORK/missing"
 	;;
 *)

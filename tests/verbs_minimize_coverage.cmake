@@ -20,8 +20,11 @@
 #                           "nothing to minimize" (exit 1, no file written).
 #                           The correct allocator has no crashing input, so
 #                           only an injected build can give one.
-#  verbs_coverage_usage     bad arguments, and llvm-cov / llvm-profdata missing
-#                           ($MMFUZZ_LLVM_COV pointing nowhere): exit 2 and the message
+#  verbs_coverage_usage     bad arguments (also --fail-under nan or 150, --json
+#                           into a missing directory or onto one, an --out that
+#                           cannot be made - before the build), and llvm-cov /
+#                           llvm-profdata missing ($MMFUZZ_LLVM_COV pointing
+#                           nowhere): exit 2 and the message
 #  verbs_trace_usage        ./mmfuzz trace's bad arguments (no FILE, unknown
 #                           target, a missing file, a directory, --c without a
 #                           name) and tools/optext's (also -o into a missing

@@ -20,6 +20,12 @@ usage)
 	expect 2 'not a directory' --corpus "$WORK/missing"
 	expect 2 'cannot tell which target' --corpus "$WORK/anon"
 	expect 2 '--fail-under needs a percentage' --fail-under lots
+	expect 2 '--fail-under needs a percentage \(0 to 100\)' --fail-under nan
+	expect 2 '--fail-under needs a percentage' --fail-under 150
+	expect 2 "--json: cannot write '.*/missing/c.json': no such directory" --json "$WORK/missing/c.json"
+	expect 2 "--json: cannot write '$WORK': it is a directory" --json "$WORK"
+	: >"$WORK/plain"
+	expect 2 'cannot create the output directory .*/plain/out: Not a directory' --out "$WORK/plain/out" --targets buddy
 	expect 2 'contradict' --html "$WORK/h" --no-html
 	expect 2 'not a regular expression' --exclude '('
 	# The llvm tools missing: a clear error before anything is built.

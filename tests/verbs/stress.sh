@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/verbs/stress.sh usage ROOT WORK - ./mmfuzz stress's bad arguments
 # (ctest verbs_stress_usage): each exits 2 with its message, and an unknown
-# MODE is refused before build/stress-* is configured or built.
+# MODE, or a --json/--artifact file in a missing directory, is refused before
+# build/stress-* is configured or built.
 VERB=stress
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -12,7 +13,12 @@ usage)
 	expect 2 '--build-dir needs a value' pages --build-dir
 	expect 2 "unknown mode 'nosuch' \(modes: pages pcp bulk slub kmalloc mixed\)" nosuch --time 1
 	expect 2 "unknown mode 'nosuch'" nosuch --deterministic --seed 1
+	expect 2 '--json .*/missing/s.json: no such directory' pages --time 1 --json "$WORK/missing/s.json"
+	expect 2 "--json $WORK: it is a directory" pages --json="$WORK"
+	expect 2 '--artifact .*/missing/a.sched: no such directory' pages --deterministic --artifact "$WORK/missing/a.sched"
+	expect 2 '--json needs a file name' pages --json
 	refused_before_build nosuch --build-dir "$WORK/build"
+	refused_before_build pages --json "$WORK/missing/s.json" --build-dir "$WORK/build"
 	[[ ! -e $WORK/build && ! -e $WORK/none ]] || fail "stress created a build directory"
 	;;
 *)

@@ -67,6 +67,17 @@ static _Atomic int test_checks;
 		return test_failures ? 1 : 0;                                         \
 	} while (0)
 
+/* mm_create(@c); a refusal is said on stderr and ends the test (REQUIRE): it cannot go on without it. */
+static inline struct mm *test_create(const struct mm_config *c)
+{
+	char err[256];
+	struct mm *mm = mm_create(c, err, sizeof(err));
+	if (!mm)
+		fprintf(stderr, "mm_create: %s\n", err);
+	REQUIRE(mm);
+	return mm;
+}
+
 /* The tiny config (mm_config_tiny) with @nr_cpus vCPUs; NULL, said on stderr, if mm_create refuses. */
 static inline struct mm *test_make_mm(unsigned int nr_cpus, bool quiet)
 {

@@ -83,15 +83,10 @@ static void bad_end(struct mm *mm, const char *what, const char *keyword, unsign
 static struct mm *make(enum mm_bad_policy policy)
 {
 	struct mm_config c;
-	char err[256];
 	mm_config_default(&c);
 	c.quiet = true;
 	c.bad_policy = policy;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		fprintf(stderr, "mm_create: %s\n", err);
-	REQUIRE(mm);
-	return mm;
+	return test_create(&c);
 }
 
 static void test_reports(void)

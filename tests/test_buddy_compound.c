@@ -23,14 +23,9 @@ static uint64_t rnd(void) { return test_splitmix64(&rng_state); }
 static struct mm *make(void)
 {
 	struct mm_config c;
-	char err[256];
 	mm_config_default(&c);
 	c.quiet = true;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		fprintf(stderr, "mm_create: %s\n", err);
-	REQUIRE(mm);
-	return mm;
+	return test_create(&c);
 }
 
 static void test_compound(void)

@@ -101,16 +101,11 @@ static bool inside_arena(struct mm *mm, const void *addr)
 static struct mm *make(void (*cfg)(struct mm_config *), unsigned int nr_cpus)
 {
 	struct mm_config c;
-	char err[256];
 	cfg(&c);
 	c.quiet = true;
 	if (nr_cpus)
 		c.nr_cpus = nr_cpus;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		fprintf(stderr, "mm_create: %s\n", err);
-	REQUIRE(mm);
-	return mm;
+	return test_create(&c);
 }
 
 static void config_far(struct mm_config *c)

@@ -18,13 +18,10 @@
 static struct mm *make_default(void)
 {
 	struct mm_config c;
-	char err[256];
 	mm_config_default(&c);
 	c.pcp_batch = 8;
 	c.pcp_high = 64;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	REQUIRE(mm);
-	return mm;
+	return test_create(&c);
 }
 
 static void test_guards_and_prepopulated(void)
@@ -122,7 +119,6 @@ static void test_list_variant(void)
 static void test_exhaustion(void)
 {
 	struct mm_config c;
-	char err[256];
 	memset(&c, 0, sizeof(c));
 	mm_config_default(&c);
 	c.nr_holes = 0;
@@ -134,10 +130,7 @@ static void test_exhaustion(void)
 	c.zones[ZONE_MOVABLE] = (struct mm_span){ 0, 0 };
 	c.pcp_batch = 8;
 	c.pcp_high = 32;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		fprintf(stderr, "%s\n", err);
-	REQUIRE(mm);
+	struct mm *mm = test_create(&c);
 	struct page **arr = calloc(400, sizeof(*arr));
 	REQUIRE(arr);
 	unsigned long got = alloc_pages_bulk_array(mm, GFP_KERNEL, 400, arr);
@@ -191,11 +184,9 @@ static void test_bulk_equals_singles(void)
 static void test_release_bad(void)
 {
 	struct mm_config c;
-	char err[256];
 	mm_config_default(&c);
 	c.quiet = true;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	REQUIRE(mm);
+	struct mm *mm = test_create(&c);
 	struct page *arr[4] = { 0 };
 	CHECK(alloc_pages_bulk_array(mm, GFP_KERNEL, 4, arr) == 4);
 	struct page *dup[5] = { arr[0], arr[1], arr[2], arr[3], arr[1] };   /* arr[1] twice */

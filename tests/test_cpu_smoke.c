@@ -212,7 +212,6 @@ static void *onoff(void *arg)
 int main(int argc, char **argv)
 {
 	struct mm_config c;
-	char err[256];
 	pthread_t sig_th, onoff_th;
 
 	if (MM_TSAN)           /* debug.h: 1 in a ThreadSanitizer build */
@@ -228,8 +227,7 @@ int main(int argc, char **argv)
 
 	mm_config_tiny(&c);
 	c.nr_cpus = NR_VCPUS;
-	mm = mm_create(&c, err, sizeof(err));
-	REQUIRE(mm);
+	mm = test_create(&c);
 	spin_lock_init(&glock);
 	mm_set_sched_hook(mm, hook, NULL);
 	mm_set_irq_handler(mm, irq_handler, NULL);

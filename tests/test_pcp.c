@@ -16,16 +16,11 @@
 static struct mm *make(unsigned int high, unsigned int batch, bool prefetch)
 {
 	struct mm_config c;
-	char err[256];
 	mm_config_default(&c);
 	c.pcp_high = high;
 	c.pcp_batch = batch;
 	c.pcp_prefetch_buddy = prefetch;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		fprintf(stderr, "mm_create: %s\n", err);
-	REQUIRE(mm);
-	return mm;
+	return test_create(&c);
 }
 
 static int pcp_count(struct mm *mm, enum zone_type z)

@@ -79,13 +79,11 @@ static void chaos_hook(struct mm *mm, enum mm_pp point, void *ctx)
 static void test_single_thread_injection(void)
 {
 	struct mm_config c;
-	char err[256];
 	mm_config_default(&c);
 	c.nr_cpus = 3;
 	c.pcp_batch = 4;
 	c.pcp_high = 24;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	REQUIRE(mm);
+	struct mm *mm = test_create(&c);
 	struct irq_ctx ic;
 	struct hook_ctx hc = { 0 };
 	memset(&ic, 0, sizeof(ic));
@@ -258,13 +256,11 @@ static void migrate_hook(struct mm *mm, enum mm_pp point, void *ctx)
 static void test_threads(void)
 {
 	struct mm_config c;
-	char err[256];
 	mm_config_default(&c);
 	c.nr_cpus = NTHREADS + 1;
 	c.pcp_batch = 8;
 	c.pcp_high = 48;
-	smm = mm_create(&c, err, sizeof(err));
-	REQUIRE(smm);
+	smm = test_create(&c);
 	unsigned long free0 = 0;
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		if (mm_zone(smm, z))

@@ -122,7 +122,6 @@ static void reset_stats(struct cache *c)
 static struct mm *make_one_zone(void)
 {
 	struct mm_config c;
-	char err[256];
 	mm_config_default(&c);
 	memset(c.zones, 0, sizeof(c.zones));
 	c.nr_holes = 0;
@@ -130,10 +129,7 @@ static struct mm *make_one_zone(void)
 	c.pcp_batch = 1;
 	c.quiet = true;
 	c.zones[ZONE_NORMAL] = (struct mm_span){ 0, 4096 };
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		fprintf(stderr, "mm_create: %s\n", err);
-	REQUIRE(mm);
+	struct mm *mm = test_create(&c);
 	struct zone *z = mm_zone(mm, ZONE_NORMAL);
 	CHECK(zone_wmark_pages(z, WMARK_MIN) == 128 && zone_wmark_pages(z, WMARK_LOW) == 160 &&
 	      zone_wmark_pages(z, WMARK_HIGH) == 192);
@@ -326,12 +322,10 @@ static void test_skip_rule(void)
 	 * only, which is above high: skipped.
 	 */
 	struct mm_config c;
-	char err[256];
 	mm_config_default(&c);
 	c.pcp_batch = 1;
 	c.quiet = true;
-	mm = mm_create(&c, err, sizeof(err));
-	REQUIRE(mm);
+	mm = test_create(&c);
 	z = mm_zone(mm, ZONE_NORMAL);
 	cache_init(&pc, mm);
 	cache_init(&hold, mm);

@@ -248,7 +248,6 @@ static void *irq_thread(void *arg)
 int main(int argc, char **argv)
 {
 	struct mm_config c;
-	char err[256];
 	pthread_t irq;
 
 	if (argc > 1) nr_threads = atoi(argv[1]);
@@ -268,8 +267,7 @@ int main(int argc, char **argv)
 	mm_config_default(&c);
 	c.nr_cpus = (unsigned)nr_vcpus;
 	c.quiet = false;
-	mm = mm_create(&c, err, sizeof(err));
-	REQUIRE(mm);
+	mm = test_create(&c);
 	cache_a = kmem_cache_create(mm, "mt-64", 64, 0, 0, NULL);
 	cache_b = kmem_cache_create(mm, "mt-200", 200, 0, SLAB_HWCACHE_ALIGN, NULL);
 	REQUIRE(cache_a && cache_b);

@@ -129,11 +129,9 @@ static const struct wm default_wm[MAX_NR_ZONES] = {
 static void test_default_by_hand(void)
 {
 	struct mm_config c;
-	char err[256];
 	struct wm got[MAX_NR_ZONES];
 	mm_config_default(&c);
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	REQUIRE(mm);
+	struct mm *mm = test_create(&c);
 	unsigned long managed[MAX_NR_ZONES];
 	managed_of(mm, managed);
 	CHECK(managed[ZONE_DMA] == 4095 && managed[ZONE_DMA32] == 8092 && managed[ZONE_NORMAL] == 7695 &&
@@ -253,12 +251,10 @@ static void test_tiny_by_hand(void)
 		[ZONE_MOVABLE] = { 32, 35, 38, { 0, 0, 0, 0 } },
 	};
 	struct mm_config c;
-	char err[256];
 	struct wm got[MAX_NR_ZONES], f[MAX_NR_ZONES];
 	unsigned long managed[MAX_NR_ZONES], mfk;
 	mm_config_tiny(&c);
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	REQUIRE(mm);
+	struct mm *mm = test_create(&c);
 	managed_of(mm, managed);
 	CHECK(managed[0] == 297 && managed[1] == 400 && managed[2] == 513 && managed[3] == 250);
 	get_wm(mm, got);
@@ -273,8 +269,7 @@ static void test_tiny_by_hand(void)
 	memset(c.zones, 0, sizeof(c.zones));
 	c.nr_holes = 0;
 	c.zones[ZONE_NORMAL] = (struct mm_span){ 0, 200 };   /* 800 kB: int_sqrt(12800) = 113 */
-	mm = mm_create(&c, err, sizeof(err));
-	REQUIRE(mm);
+	mm = test_create(&c);
 	managed_of(mm, managed);
 	formula(managed, 0, 10, c.lowmem_reserve_ratio, f, &mfk);
 	CHECK(mfk == 128);
@@ -287,8 +282,7 @@ static void test_tiny_by_hand(void)
 	mm_config_default(&c);
 	c.min_free_kbytes = 2000;
 	c.watermark_scale_factor = 250;
-	mm = mm_create(&c, err, sizeof(err));
-	REQUIRE(mm);
+	mm = test_create(&c);
 	managed_of(mm, managed);
 	formula(managed, 2000, 250, c.lowmem_reserve_ratio, f, &mfk);
 	get_wm(mm, got);

@@ -41,10 +41,8 @@ static void boundary(struct zone *z, unsigned int order, unsigned long mark, int
 static void test_modern_order0(void)
 {
 	struct mm_config c;
-	char err[256];
 	mm_config_default(&c);
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	REQUIRE(mm);
+	struct mm *mm = test_create(&c);
 	struct zone *z = mm_zone(mm, ZONE_NORMAL);
 	CHECK(zone_lowmem_reserve(z, ZONE_MOVABLE) == 143);
 
@@ -308,14 +306,12 @@ static void test_modern_highatomic(void)
 	 * pcp lists, which cache highatomic pages as movable - Linux 6.6).
 	 */
 	struct mm_config c;
-	char err[256];
 	mm_config_default(&c);
 	memset(c.zones, 0, sizeof(c.zones));
 	c.nr_holes = 0;
 	c.nr_cpus = 1;
 	c.zones[ZONE_NORMAL] = (struct mm_span){ 0, 2048 };
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	REQUIRE(mm);
+	struct mm *mm = test_create(&c);
 	struct zone *z = mm_zone(mm, ZONE_NORMAL);
 	struct page *blk[128];
 	for (int i = 0; i < 128; i++) {

@@ -26,15 +26,10 @@
 static struct mm *make(void)
 {
 	struct mm_config c;
-	char err[256];
 	mm_config_default(&c);
 	c.pcp_batch = 1;
 	c.quiet = true;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		fprintf(stderr, "mm_create: %s\n", err);
-	REQUIRE(mm);
-	return mm;
+	return test_create(&c);
 }
 
 static long nfree(struct mm *mm, int z)

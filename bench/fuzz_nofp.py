@@ -537,7 +537,7 @@ class Chunk:
         os.makedirs(self.crashes, exist_ok=True)
         copy_seeds(name, self.corpus)
         self.log = os.path.join(self.dir, "chunk-s%d.log" % slot if slot else "chunk.log")
-        self.seconds = seconds
+        self.seconds, self.runs = seconds, runs
         self.before = artifacts(self.crashes, self.prefix)
         cmd = [binary, "-max_total_time=%d" % seconds, "-runs=%d" % runs, "-print_final_stats=1",
                "-artifact_prefix=" + self.crashes + "/" + self.prefix]
@@ -673,13 +673,15 @@ def campaign(doc, names, a, stamp, work, json_path):
 
     Up to a.jobs chunks at once, up to slots_per_target() of one target (its
     slots: Chunk).  The next chunk goes to the target, of those not stopped
-    and short of the goal, with the fewest chunks running, then the fewest
-    executions, then the first in names.  The chunks started together are
-    chosen first, so that each of k chunks of one target started or running
-    gets -runs = ceil(what is left of the goal / k) (at least 1): together
-    they overshoot the goal by little, where one chunk per target gets all
-    that is left (libFuzzer stops at -runs or -max_total_time, whichever
-    comes first)."""
+    and short of the goal - counting the -runs its running chunks still may
+    make - with the fewest chunks running, then the fewest executions, then
+    the first in names.  The chunks started together are chosen first, so
+    that each of k chunks of one target started together gets -runs =
+    ceil(what is left of the goal, less its running chunks' -runs, / k) (at
+    least 1): together they overshoot the goal by little, where one chunk per
+    target gets all that is left (libFuzzer stops at -runs or
+    -max_total_time, whichever comes first; a chunk that ends short leaves
+    the rest to a later one)."""
     goal = a.execs
     deadline = time.monotonic() + a.budget if a.budget else None
     per_target = slots_per_target(a.jobs, len(names))
@@ -690,9 +692,12 @@ def campaign(doc, names, a, stamp, work, json_path):
     def count(n, picked=()):
         return sum(1 for c in running if c.name == n) + sum(1 for p in picked if p == n)
 
+    def left(n):
+        """What n still needs beyond its executions and its running chunks' -runs."""
+        return goal - entry(doc, n)["execs"] - sum(c.runs for c in running if c.name == n)
+
     def next_target(picked):
-        todo = [n for n in names if n not in stopped and entry(doc, n)["execs"] < goal and
-                count(n, picked) < per_target]
+        todo = [n for n in names if n not in stopped and left(n) > 0 and count(n, picked) < per_target]
         return min(todo, key=lambda n: (count(n, picked), entry(doc, n)["execs"], names.index(n))) if todo else None
 
     def free_slot(n):
@@ -731,7 +736,8 @@ def campaign(doc, names, a, stamp, work, json_path):
             if n is None:
                 break
             picked.append(n)
-        share = dict((n, count(n, picked)) for n in picked)     # k: this target's chunks, running or starting
+        share = dict((n, picked.count(n)) for n in picked)      # k: this target's chunks starting now
+        todo = dict((n, left(n)) for n in picked)               # before any of them starts
         for n in picked:
             seconds = a.chunk
             if deadline is not None:
@@ -747,7 +753,7 @@ def campaign(doc, names, a, stamp, work, json_path):
                 why = "changed"
                 break
             e = entry(doc, n)
-            runs = max(1, -(-(goal - e["execs"]) // share[n]))
+            runs = max(1, -(-todo[n] // share[n]))
             running.append(Chunk(n, e, work, binary, seconds, runs, a.nice, free_slot(n)))
         if not running:
             break

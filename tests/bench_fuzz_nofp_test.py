@@ -43,7 +43,8 @@ spec.loader.exec_module(nofp)
 # input); "sleep" runs 200 inputs a second until -max_total_time or SIGINT
 # (then, as libFuzzer: "run interrupted", the final stats, exit 72);
 # "crash-s1" crashes (writing <prefix>crash-one) in the first run whose
-# -artifact_prefix ends in /s1- (slot 1), every other run as "sleep".  Each
+# -artifact_prefix ends in /s1- (slot 1), every other run as "sleep";
+# "slow-s1" is "sleep" at 200 inputs a second, 50 in slot 1.  Each
 # run logs, besides its flags, its pid, start time and the pids of the runs
 # going on in its work dir then ("live": each holds a live-<pid> file there
 # while it runs).
@@ -73,9 +74,10 @@ def stats(execs):
     print("#%d\tDONE   cov: 10 ft: 10 corp: 3/30b exec/s: 1 rss: 30Mb" % execs)
     print("stat::number_of_executed_units: %d" % execs)
     print("stat::peak_rss_mb: 30", flush=True)
+rate = 50 if mode == "slow-s1" and prefix.endswith("/s1-") else 200
 def interrupted(sig, frame):
     print("==%d== libFuzzer: run interrupted; exiting" % os.getpid())
-    stats(min(runs, int(200 * (time.time() - start))))
+    stats(min(runs, int(rate * (time.time() - start))))
     bye(72)
 signal.signal(signal.SIGINT, interrupted)
 if (mode == "crash" or (mode == "crash2" and n == 2) or
@@ -89,10 +91,10 @@ if (mode == "crash" or (mode == "crash2" and n == 2) or
     print("==42== ERROR: libFuzzer: deadly signal")
     stats(min(runs, 300))
     bye(1)
-if mode in ("sleep", "crash-s1"):
-    while time.time() - start < limit and 200 * (time.time() - start) < runs:
+if mode in ("sleep", "crash-s1", "slow-s1"):
+    while time.time() - start < limit and rate * (time.time() - start) < runs:
         time.sleep(0.05)
-    stats(min(runs, int(200 * (time.time() - start))))
+    stats(min(runs, int(rate * (time.time() - start))))
     bye(0)
 stats(min(runs, 1000))
 bye(0)
@@ -326,6 +328,17 @@ class Campaign(unittest.TestCase):
                              (sum(logs.values()), 2, [], True))
             self.assertEqual(e["execs"], 800)
         self.assertIn("goal met: 2 targets", out)
+
+    def test_no_chunk_for_what_a_running_chunk_will_run(self):
+        # Slot 0 ends its 400 runs in 2 s, slot 1 in 8 s: the 400 left of the
+        # goal are slot 1's -runs, so no third chunk starts meanwhile (one
+        # did, with -runs=200, before the running chunks' -runs counted).
+        out = self.run_nofp("--targets", "buddy", "--jobs", "2", "--execs", "800", "--chunk", "30",
+                            env={"STUB_MODE": "slow-s1"})
+        self.assertIn("goal met: 1 target", out)
+        runs = self.argv_log("buddy")
+        self.assertEqual([r["flags"]["runs"] for r in runs], ["400", "400"], runs)
+        self.assertEqual(self.target("buddy")["execs"], 800)
 
     def test_a_finding_in_slot_1_is_recorded_once_for_slot_1(self):
         out = self.run_nofp("--targets", "buddy", "--jobs", "2", "--execs", "600", "--chunk", "30", rc=1,

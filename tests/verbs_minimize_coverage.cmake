@@ -27,7 +27,8 @@
 #                           nowhere): exit 2 and the message
 #  verbs_trace_usage        ./mmfuzz trace's bad arguments (no FILE, unknown
 #                           target, a missing file, a directory, --c without a
-#                           name) and tools/optext's (also -o into a missing
+#                           name, --c/--encode into a missing directory or onto
+#                           one) and tools/optext's (also -o into a missing
 #                           directory or onto one): exit 2 and the message,
 #                           before any build
 #  verbs_bench_usage        ./mmfuzz bench's bad arguments (an unknown benchmark,

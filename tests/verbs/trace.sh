@@ -13,6 +13,9 @@ usage)
 	expect 2 'cannot read .*/missing: no such file' buddy "$WORK/missing"
 	expect 2 'cannot read .*: it is a directory' buddy "$ROOT/corpus/buddy"
 	expect 2 '--c needs a file name' buddy "$ROOT/corpus/buddy" --c
+	expect 2 'cannot write --c .*/missing/r.c: no such directory' buddy "$ROOT/corpus/buddy/basic" --c "$WORK/missing/r.c"
+	expect 2 "cannot write --c $WORK: it is a directory" buddy "$ROOT/corpus/buddy/basic" --c "$WORK"
+	expect 2 'cannot write --encode .*/missing/b: no such directory' buddy "$ROOT/corpus/buddy/src/basic.txt" --encode "$WORK/missing/b"
 	if [[ $(id -u) != 0 ]]; then
 		: >"$WORK/unreadable" && chmod 000 "$WORK/unreadable"
 		expect 2 'cannot read .*/unreadable: permission denied' buddy "$WORK/unreadable"

@@ -3,7 +3,8 @@
 #  verbs_fuzz_usage         bad arguments (no or two targets, unknown target or
 #                           engine, --time that is no number, 0 or nan, --jobs 0,
 #                           --json without a value, into a missing directory or
-#                           onto a directory, an unknown option): exit 2 and the
+#                           onto a directory, an --out that cannot be made, an
+#                           unknown option): exit 2 and the
 #                           message, before any build or campaign
 #  verbs_minimize_usage     bad arguments (no target, unknown target, unreadable
 #                           file, a directory, bad --time (0, nan), -o FILE onto

@@ -25,8 +25,7 @@
 #ifndef MM_TEST_HOOKS
 int main(void)
 {
-	printf("test_sched: needs MM_TEST_HOOKS (preemption points); skipped\n");
-	TEST_DONE();
+	TEST_SKIP("needs MM_TEST_HOOKS (preemption points)");
 }
 #else
 

@@ -771,8 +771,13 @@ def campaign(doc, names, a, stamp, work, json_path):
 
 
 def print_table(doc, names, goal):
+    """The per-target table, then what is left of the goal: executions, and
+    CPU time at each target's exec/cpu-s so far (unknown for a target that
+    has not run)."""
     print(("\n%-9s %-6s %12s %8s %8s %12s %10s %-7s" % ("target", "build", "executions", "goal met", "findings",
                                                       "exec/s(wall)", "exec/cpu-s", "since")).rstrip())
+    left = cpu_left = 0
+    unknown = []
     for n in names:
         e = entry(doc, n)
         finish_entry(e, goal)
@@ -781,6 +786,15 @@ def print_table(doc, names, goal):
                                                            "yes" if e["goal_met"] else "no", len(e["findings"]),
                                                            e["exec_per_s"], e["exec_per_cpu_s"],
                                                            short(since.get("commit"), 7) if since.get("commit") else "-"))
+        todo = max(0, goal - e["execs"])
+        left += todo
+        if todo and e["exec_per_cpu_s"] > 0:
+            cpu_left += todo / e["exec_per_cpu_s"]
+        elif todo:
+            unknown.append(n)
+    if left:
+        print("left: %s executions, about %.1f CPU-hours at each target's exec/cpu-s%s" %
+              (human(left), cpu_left / 3600, " (and %s, not run yet)" % ", ".join(unknown) if unknown else ""))
 
 
 # ------------------------------------------------------------------ arguments

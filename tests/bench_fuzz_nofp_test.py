@@ -284,6 +284,9 @@ class Campaign(unittest.TestCase):
         total = self.target("pcp")["execs"] + self.target("bulk")["execs"]
         self.assertGreater(total, 200)
         self.assertLess(total, 1000000)
+        # What is left, in executions and CPU time at the rates so far.
+        self.assertRegex(out, r"left: %s executions, about [0-9]+\.[0-9] CPU-hours at each target's exec/cpu-s"
+                         r"( \(and (pcp|bulk), not run yet\))?\n" % "{:,}".format(2000000 - total))
 
     # ---------------------------------------------------------------- several chunks of one target (slots)
 

@@ -770,14 +770,31 @@ def campaign(doc, names, a, stamp, work, json_path):
     return why, stopped
 
 
-def print_table(doc, names, goal):
-    """The per-target table, then what is left of the goal: executions, and
-    CPU time at each target's exec/cpu-s so far (unknown for a target that
-    has not run)."""
-    print(("\n%-9s %-6s %12s %8s %8s %12s %10s %-7s" % ("target", "build", "executions", "goal met", "findings",
-                                                      "exec/s(wall)", "exec/cpu-s", "since")).rstrip())
+def left_line(doc, names, goal):
+    """What is left of the goal: executions, and CPU time at each target's
+    exec/cpu-s so far (a target that has not run is named instead); None
+    when every target has met it."""
     left = cpu_left = 0
     unknown = []
+    for n in names:
+        e = entry(doc, n)
+        todo = max(0, goal - e["execs"])
+        left += todo
+        rate = e["execs"] / e["cpu_s"] if e["cpu_s"] > 0 else 0.0
+        if todo and rate > 0:
+            cpu_left += todo / rate
+        elif todo:
+            unknown.append(n)
+    if not left:
+        return None
+    return "left: %s executions, about %.1f CPU-hours at each target's exec/cpu-s%s" % (
+        human(left), cpu_left / 3600, " (and %s, not run yet)" % ", ".join(unknown) if unknown else "")
+
+
+def print_table(doc, names, goal):
+    """The per-target table, then left_line()."""
+    print(("\n%-9s %-6s %12s %8s %8s %12s %10s %-7s" % ("target", "build", "executions", "goal met", "findings",
+                                                      "exec/s(wall)", "exec/cpu-s", "since")).rstrip())
     for n in names:
         e = entry(doc, n)
         finish_entry(e, goal)
@@ -786,15 +803,9 @@ def print_table(doc, names, goal):
                                                            "yes" if e["goal_met"] else "no", len(e["findings"]),
                                                            e["exec_per_s"], e["exec_per_cpu_s"],
                                                            short(since.get("commit"), 7) if since.get("commit") else "-"))
-        todo = max(0, goal - e["execs"])
-        left += todo
-        if todo and e["exec_per_cpu_s"] > 0:
-            cpu_left += todo / e["exec_per_cpu_s"]
-        elif todo:
-            unknown.append(n)
-    if left:
-        print("left: %s executions, about %.1f CPU-hours at each target's exec/cpu-s%s" %
-              (human(left), cpu_left / 3600, " (and %s, not run yet)" % ", ".join(unknown) if unknown else ""))
+    line = left_line(doc, names, goal)
+    if line:
+        print(line)
 
 
 # ------------------------------------------------------------------ arguments
@@ -1119,6 +1130,9 @@ def run_locked(a):
             print("%-10s %14s of %s executions, %d finding%s, %s left; %s" %
                   (n, human(e["execs"]), human(a.execs), len(e["findings"]), "" if len(e["findings"]) == 1 else "s",
                    human(max(0, a.execs - e["execs"])), note))
+        line = left_line(doc, a.names, a.execs)
+        if line:
+            print(line)
         return 0
     if prev is not None and os.path.exists(a.json_path) and (not cont or why is not None):
         keep = os.path.join(a.work, "previous")

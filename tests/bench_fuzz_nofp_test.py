@@ -726,6 +726,8 @@ class Campaign(unittest.TestCase):
         self.assertRegex(out, r"sched +0 of 2,000 executions, 0 findings, 2,000 left; restarts: fuzz_sched changed "
                               r"\(tree tree-one -> tree-two; binary \w+ -> \w+\) \(1,000 executions superseded\)")
         self.assertRegex(out, r"pcp +0 of 2,000 executions, 0 findings, 2,000 left; starts \(new target\)")
+        self.assertRegex(out, r"left: 5,000 executions, about [0-9]+\.[0-9] CPU-hours at each target's exec/cpu-s "
+                              r"\(and sched, pcp, not run yet\)")
         self.assertEqual(self.raw(), raw)
 
     def test_import_with_another_binary_is_refused(self):

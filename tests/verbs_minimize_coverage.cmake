@@ -1,4 +1,4 @@
-# ./mmfuzz fuzz, minimize, coverage, trace (issue 5), bench, stress and bugzoo, scripts in tests/verbs/:
+# ./mmfuzz fuzz, repro, minimize, coverage, trace (issue 5), bench, stress and bugzoo, scripts in tests/verbs/:
 #
 #  verbs_fuzz_usage         bad arguments (no or two targets, unknown target or
 #                           engine, --time that is no number, 0 or nan, --jobs 0,
@@ -7,7 +7,7 @@
 #                           unknown option): exit 2 and the
 #                           message, before any build or campaign
 #  verbs_minimize_usage     bad arguments (no target, unknown target, unreadable
-#                           file, a directory, bad --time (0, nan), -o FILE onto
+#                           file, a directory, a device, bad --time (0, nan), -o FILE onto
 #                           itself or into a missing directory,
 #                           an unknown --inject id): exit 2 and the message
 #  verbs_minimize_injected  a crashing input shrinks and still fails the same
@@ -44,6 +44,9 @@
 #                           stress_replay.py: bad arguments (counts < 1, a bad
 #                           seed, --json into a missing directory, unknown bug,
 #                           target or setting): exit 2 and the message at once
+#  verbs_repro_usage        ./mmfuzz repro's bad arguments (no FILE, an unknown
+#                           option or target, a missing file, a directory, a
+#                           device): exit 2 and the message, before the build
 #  verbs_bugzoo_usage       ./mmfuzz bugzoo's bad arguments (unknown option, a
 #                           missing value, a budget that is no number, <= 0 or
 #                           nan, --seeds/--jobs 0, an unknown id, --json into a
@@ -86,9 +89,12 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
            COMMAND ${MF_VERBS_BASH} ${_v}/fuzz.sh usage ${PROJECT_SOURCE_DIR} ${_w}/fuzz-usage)
   add_test(NAME verbs_bench_scripts_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/bench_scripts.sh usage ${PROJECT_SOURCE_DIR} ${_w}/bench-scripts-usage)
+  add_test(NAME verbs_repro_usage
+           COMMAND ${MF_VERBS_BASH} ${_v}/repro.sh usage ${PROJECT_SOURCE_DIR} ${_w}/repro-usage)
   add_test(NAME verbs_bugzoo_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/bugzoo.sh usage ${PROJECT_SOURCE_DIR} ${_w}/bugzoo-usage)
-  set_tests_properties(verbs_bugzoo_usage verbs_fuzz_usage verbs_bench_scripts_usage PROPERTIES TIMEOUT 300)
+  set_tests_properties(verbs_bugzoo_usage verbs_fuzz_usage verbs_bench_scripts_usage verbs_repro_usage
+                       PROPERTIES TIMEOUT 300)
   set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES TIMEOUT 600)
   # Each builds with the machine's cores: not both at once.
   set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES RESOURCE_LOCK mmfuzz_verbs_build)

@@ -21,6 +21,7 @@ usage)
 	expect 2 "unknown target 'nosuch'" nosuch "$WORK/in"
 	expect 2 'cannot read .*/missing: No such file' buddy "$WORK/missing"
 	expect 2 'is a directory' buddy "$WORK"
+	expect 2 '/dev/zero is not a regular file' buddy /dev/zero
 	expect 2 'unknown option --frob' buddy "$WORK/in" --frob
 	expect 2 '--time needs seconds' buddy "$WORK/in" --time soon
 	expect 2 '--time must be positive' buddy "$WORK/in" --time 0

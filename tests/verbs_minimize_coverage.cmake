@@ -39,7 +39,8 @@
 #  verbs_stress_usage       ./mmfuzz stress's bad arguments (no MODE, an unknown
 #                           MODE, also with --deterministic, --build-dir without
 #                           a value, --json/--artifact into a missing directory
-#                           or onto one): exit 2 and the message, before any build
+#                           or onto one, --replay of a device or a directory):
+#                           exit 2 and the message, before any build
 #  verbs_bench_scripts_usage  the scripts bench/sched_grade.py, fuzz_exec.py and
 #                           stress_replay.py: bad arguments (counts < 1, a bad
 #                           seed, --json into a missing directory, unknown bug,

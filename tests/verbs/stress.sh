@@ -17,6 +17,8 @@ usage)
 	expect 2 "--json $WORK: it is a directory" pages --json="$WORK"
 	expect 2 '--artifact .*/missing/a.sched: no such directory' pages --deterministic --artifact "$WORK/missing/a.sched"
 	expect 2 '--json needs a file name' pages --json
+	expect 2 '--replay /dev/zero: not a regular file' pages --deterministic --replay /dev/zero
+	expect 2 "--replay $WORK: not a regular file" pages --deterministic --replay "$WORK"
 	refused_before_build nosuch --build-dir "$WORK/build"
 	refused_before_build pages --json "$WORK/missing/s.json" --build-dir "$WORK/build"
 	[[ ! -e $WORK/build && ! -e $WORK/none ]] || fail "stress created a build directory"

@@ -377,6 +377,8 @@ def apply_plan(doc, prev, stamp, plans):
 
 def read_result(path, hint):
     """A fuzz_nofp result doc, or UsageError(... + hint)."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageError("cannot read %s (not a regular file)%s" % (path, hint))
     try:
         with open(path) as f:
             doc = json.load(f)

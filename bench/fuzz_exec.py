@@ -58,6 +58,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from outputs import cannot_write  # noqa: E402
 SETTINGS = {
     "default": {},
     "level1": {"MMFUZZ_CHECK_LEVEL": "1"},
@@ -210,9 +212,9 @@ def main():
         log("unknown setting or target: %s" % ", ".join(bad) if bad else
             "--seconds must be >= 1" if seconds < 1 else "--floor must be >= 0")
         return 2
-    if a.json and not os.path.isdir(os.path.dirname(os.path.abspath(a.json))):
+    if a.json and cannot_write("--json", a.json):
         ap.print_usage(sys.stderr)
-        log("--json: no directory for '%s'" % a.json)
+        log(cannot_write("--json", a.json))
         return 2
     if not a.no_build and not build(a.build_dir, names):
         return 1

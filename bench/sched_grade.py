@@ -32,6 +32,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from outputs import cannot_write  # noqa: E402
 
 # Which mode of the scheduler's stressor exercises each bug's code.
 CONCURRENCY = {
@@ -186,8 +188,8 @@ def main():
     except ValueError:
         ap.error("--seed wants a whole number in 0..2^64-1 (decimal or 0x hex), not '%s'" % a.seed)
     out = a.json or (None if a.quick else os.path.join(ROOT, "bench", "results", "sched_grade.json"))
-    if out and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
-        ap.error("--json: no directory for '%s'" % out)
+    if out and cannot_write("--json", out):
+        ap.error(cannot_write("--json", out))
 
     t_start = time.time()
     results, builds, lines = [], {}, []

@@ -19,10 +19,10 @@ usage)
 	expect 2 '--other-runs must be >= 1, not -5' --other-runs -5
 	expect 2 '--correct-runs must be >= 1' --correct-runs 0
 	expect 2 "--seed wants a whole number .*, not 'zz'" --seed zz
-	expect 2 "--json: no directory for '$missing'" --json "$missing"
+	expect 2 "--json: cannot write '$missing': no such directory" --json "$missing"
 	expect 2 "unknown bug 'nosuch'" --bugs nosuch
 	VERB=$ROOT/bench/fuzz_exec.py
-	expect 2 "--json: no directory for '$missing'" --json "$missing" --no-build --targets buddy
+	expect 2 "--json: cannot write '$missing': no such directory" --json "$missing" --no-build --targets buddy
 	expect 2 'unknown setting or target: nosuch' --targets nosuch --no-build
 	expect 2 'unknown setting or target: loud' --settings loud --no-build
 	expect 2 '--seconds must be >= 1' --seconds 0 --no-build

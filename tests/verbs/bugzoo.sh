@@ -17,7 +17,7 @@ usage)
 	expect 2 '--seeds and --jobs whole numbers >= 1' --seeds 0 --only pcp-stat-order
 	expect 2 '--seeds and --jobs whole numbers >= 1' --jobs 0 --only pcp-stat-order
 	expect 2 "unknown id\(s\): nosuch \(see --list\)" --only pcp-stat-order,nosuch
-	expect 2 "--json: no directory for $WORK/missing/z.json" --json "$WORK/missing/z.json" --only pcp-stat-order
+	expect 2 "--json: cannot write '$WORK/missing/z.json': no such directory" --json "$WORK/missing/z.json" --only pcp-stat-order
 	expect 0 'pcp-stat-order' --list
 	[[ ! -e $WORK/missing ]] || fail "bugzoo created $WORK/missing"
 	;;

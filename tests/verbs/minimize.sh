@@ -26,7 +26,7 @@ usage)
 	expect 2 '--time needs seconds' buddy "$WORK/in" --time soon
 	expect 2 '--time must be positive' buddy "$WORK/in" --time 0
 	expect 2 '--time must be positive' buddy "$WORK/in" --time nan
-	expect 2 '-o .*/missing/x: no such directory' buddy "$WORK/in" -o "$WORK/missing/x"
+	expect 2 "-o: cannot write '.*/missing/x': no such directory" buddy "$WORK/in" -o "$WORK/missing/x"
 	expect 2 '-o needs a value' buddy "$WORK/in" -o
 	expect 2 'never overwrites the original' buddy "$WORK/in" -o "$WORK/in"
 	expect 2 "unknown injection 'no-such-bug'" buddy "$WORK/in" --inject no-such-bug

@@ -13,12 +13,13 @@ usage)
 	expect 2 '--build-dir needs a value' pages --build-dir
 	expect 2 "unknown mode 'nosuch' \(modes: pages pcp bulk slub kmalloc mixed\)" nosuch --time 1
 	expect 2 "unknown mode 'nosuch'" nosuch --deterministic --seed 1
-	expect 2 '--json .*/missing/s.json: no such directory' pages --time 1 --json "$WORK/missing/s.json"
-	expect 2 "--json $WORK: it is a directory" pages --json="$WORK"
-	expect 2 '--artifact .*/missing/a.sched: no such directory' pages --deterministic --artifact "$WORK/missing/a.sched"
+	expect 2 "--json: cannot write '.*/missing/s.json': no such directory" pages --time 1 --json "$WORK/missing/s.json"
+	expect 2 "--json: cannot write '$WORK': it is a directory" pages --json="$WORK"
+	expect 2 "--artifact: cannot write '.*/missing/a.sched': no such directory" pages --deterministic --artifact "$WORK/missing/a.sched"
 	expect 2 '--json needs a file name' pages --json
-	expect 2 '--replay /dev/zero: not a regular file' pages --deterministic --replay /dev/zero
-	expect 2 "--replay $WORK: not a regular file" pages --deterministic --replay "$WORK"
+	expect 2 "--replay: cannot read '/dev/zero': not a regular file" pages --deterministic --replay /dev/zero
+	expect 2 "--replay: cannot read '$WORK': not a regular file" pages --deterministic --replay "$WORK"
+	expect 2 '--replay needs a file name' pages --deterministic --replay
 	refused_before_build nosuch --build-dir "$WORK/build"
 	refused_before_build pages --json "$WORK/missing/s.json" --build-dir "$WORK/build"
 	[[ ! -e $WORK/build && ! -e $WORK/none ]] || fail "stress created a build directory"

@@ -14,9 +14,9 @@ usage)
 	expect 2 'cannot read .*: it is a directory' buddy "$ROOT/corpus/buddy"
 	expect 2 'cannot read /dev/zero: not a regular file' buddy /dev/zero
 	expect 2 '--c needs a file name' buddy "$ROOT/corpus/buddy" --c
-	expect 2 'cannot write --c .*/missing/r.c: no such directory' buddy "$ROOT/corpus/buddy/basic" --c "$WORK/missing/r.c"
-	expect 2 "cannot write --c $WORK: it is a directory" buddy "$ROOT/corpus/buddy/basic" --c "$WORK"
-	expect 2 'cannot write --encode .*/missing/b: no such directory' buddy "$ROOT/corpus/buddy/src/basic.txt" --encode "$WORK/missing/b"
+	expect 2 "--c: cannot write '.*/missing/r.c': no such directory" buddy "$ROOT/corpus/buddy/basic" --c "$WORK/missing/r.c"
+	expect 2 "--c: cannot write '$WORK': it is a directory" buddy "$ROOT/corpus/buddy/basic" --c "$WORK"
+	expect 2 "--encode: cannot write '.*/missing/b': no such directory" buddy "$ROOT/corpus/buddy/src/basic.txt" --encode "$WORK/missing/b"
 	if [[ $(id -u) != 0 ]]; then
 		: >"$WORK/unreadable" && chmod 000 "$WORK/unreadable"
 		expect 2 'cannot read .*/unreadable: permission denied' buddy "$WORK/unreadable"
@@ -26,8 +26,8 @@ usage)
 	expect 2 "unknown target 'nosuch'" encode nosuch "$ROOT/corpus/buddy/src/basic.txt"
 	expect 2 'cannot read .*/missing: no such file' decode buddy "$WORK/missing"
 	expect 2 'cannot read /dev/zero: not a regular file' decode buddy /dev/zero
-	expect 2 'cannot write -o .*/missing/x: no such directory' encode buddy "$ROOT/corpus/buddy/src/basic.txt" -o "$WORK/missing/x"
-	expect 2 "cannot write -o $WORK: it is a directory" encode buddy "$ROOT/corpus/buddy/src/basic.txt" -o "$WORK"
+	expect 2 "-o: cannot write '.*/missing/x': no such directory" encode buddy "$ROOT/corpus/buddy/src/basic.txt" -o "$WORK/missing/x"
+	expect 2 "-o: cannot write '$WORK': it is a directory" encode buddy "$ROOT/corpus/buddy/src/basic.txt" -o "$WORK"
 	expect 2 'usage: optext roundtrip TARGET FILE' roundtrip buddy
 	[[ ! -e $WORK/missing ]] || fail "trace created $WORK/missing"
 	;;

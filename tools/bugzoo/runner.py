@@ -13,6 +13,8 @@ import threading
 import time
 
 from detectors import CONCURRENCY, DETECTORS, single_threaded_fuzz
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tools/
+from outputs import cannot_write  # noqa: E402
 
 ROOT = None
 JOBS = os.cpu_count() or 2
@@ -623,8 +625,8 @@ def main(root, args, doc):
         die("--budget, --seeds and --jobs take numbers")
     if not (math.isfinite(budget) and budget > 0) or seeds < 1 or JOBS < 1:
         die("--budget takes seconds > 0, --seeds and --jobs whole numbers >= 1")
-    if opts["json"] and not os.path.isdir(os.path.dirname(os.path.abspath(opts["json"]))):
-        die("--json: no directory for %s" % opts["json"])
+    if opts["json"] and cannot_write("--json", opts["json"]):
+        die(cannot_write("--json", opts["json"]))
     ids = [r[0] for r in bug_table()]
     if opts["only"]:
         sel = [s for s in opts["only"].split(",") if s]

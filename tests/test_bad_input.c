@@ -20,10 +20,11 @@
 #include "internal.h"
 #include "page/pcp.h"
 #include "test.h"
+#include "buddy_test.h"
 
 struct state {
-	unsigned long nr_free[MAX_NR_ZONES][MM_NR_ORDERS_LIMIT];
-	long free[MAX_NR_ZONES], allocated[MAX_NR_ZONES];
+	struct free_snap f;             /* buddy_test.h: free lists and NR_FREE_PAGES */
+	long allocated[MAX_NR_ZONES];
 	unsigned long pgalloc, pgfree;
 };
 
@@ -31,15 +32,10 @@ static void take(struct mm *mm, struct state *s)
 {
 	drain_all_pages(mm, NULL);
 	memset(s, 0, sizeof(*s));
-	for (int z = 0; z < MAX_NR_ZONES; z++) {
-		struct zone *zone = mm_zone(mm, z);
-		if (!zone)
-			continue;
-		s->free[z] = zone_free_pages(zone);
-		s->allocated[z] = (long)mm_zone_page_state(mm, z, NR_ZONE_ALLOCATED);
-		for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++)
-			s->nr_free[z][o] = zone_nr_free(zone, o);
-	}
+	free_snap_take(mm, &s->f);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		if (mm_zone(mm, z))
+			s->allocated[z] = (long)mm_zone_page_state(mm, z, NR_ZONE_ALLOCATED);
 	s->pgalloc = mm_vm_event(mm, PGALLOC);
 	s->pgfree = mm_vm_event(mm, PGFREE);
 }
@@ -232,8 +228,7 @@ static void test_reports(void)
 	__free_pages(mm, comp, 3);
 	__free_pages(mm, big, 5);
 	take(mm, &s1);
-	CHECK_MSG(memcmp(&s0.nr_free, &s1.nr_free, sizeof(s0.nr_free)) == 0 &&
-		  memcmp(&s0.free, &s1.free, sizeof(s0.free)) == 0, "free lists not back at creation");
+	CHECK_MSG(memcmp(&s0.f, &s1.f, sizeof(s0.f)) == 0, "free lists not back at creation");
 	CHECK(s1.pgalloc == s1.pgfree);
 	CHECK_MM(mm, 3);
 	mm_destroy(mm);

@@ -301,16 +301,6 @@ static void check_all(struct mm *mm, const char *what, unsigned long blocks[MAX_
 	check_pagetypeinfo(mm, what, blocks);
 }
 
-static struct mm *make(const struct mm_config *c)
-{
-	char err[256];
-	struct mm *mm = mm_create(c, err, sizeof(err));
-	if (!mm)
-		fprintf(stderr, "mm_create: %s\n", err);
-	REQUIRE(mm);
-	return mm;
-}
-
 int main(void)
 {
 	unsigned long blocks[MAX_NR_ZONES][MIGRATE_TYPES];
@@ -318,7 +308,7 @@ int main(void)
 
 	/* The default machine at creation: every pageblock movable. */
 	mm_config_default(&c);
-	struct mm *mm = make(&c);
+	struct mm *mm = test_create(&c);
 	check_all(mm, "default, created", blocks);
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		CHECK(blocks[z][MIGRATE_MOVABLE] == cfg_pageblocks(&c, z) && blocks[z][MIGRATE_UNMOVABLE] == 0);
@@ -350,7 +340,7 @@ int main(void)
 
 	/* The tiny machine (max_order 7: 8 columns). */
 	mm_config_tiny(&c);
-	mm = make(&c);
+	mm = test_create(&c);
 	check_all(mm, "tiny", blocks);
 	mm_destroy(mm);
 
@@ -368,7 +358,7 @@ int main(void)
 	c.nr_holes = 2;
 	c.holes[0] = (struct mm_span){ 1024, 1030 };
 	c.holes[1] = (struct mm_span){ 1536, 2048 };
-	mm = make(&c);
+	mm = test_create(&c);
 	check_all(mm, "holes at pageblock starts", blocks);
 	CHECK(cfg_pageblocks(&c, ZONE_NORMAL) == 7 && blocks[ZONE_NORMAL][MIGRATE_MOVABLE] == 7);
 	CHECK(blocks[ZONE_MOVABLE][MIGRATE_MOVABLE] == 2);
@@ -386,7 +376,7 @@ int main(void)
 	c.nr_holes = 2;
 	c.holes[0] = (struct mm_span){ b + 100, b + 150 };
 	c.holes[1] = (struct mm_span){ b + 160, b + 161 };
-	mm = make(&c);
+	mm = test_create(&c);
 	CHECK(mm_zone(mm, ZONE_DMA32) == NULL && mm_zone(mm, ZONE_MOVABLE) == NULL);
 	check_all(mm, "far, with an all-hole zone", blocks);
 	mm_destroy(mm);

@@ -12,7 +12,8 @@ usage)
 	expect 2 "no benchmark 'nosuch'" buddy bench_nosuch
 	expect 2 "not a benchmark name: 'Bad!'" 'Bad!'
 	expect 2 "unknown argument '--bogus'" --bogus
-	expect 2 "--json: no directory for '$WORK/missing/x.json'" --json "$WORK/missing/x.json" buddy
+	expect 2 "--json: cannot write '$WORK/missing/x.json': no such directory" --json "$WORK/missing/x.json" buddy
+	expect 2 "--json: cannot write '$WORK': it is a directory" --json "$WORK" buddy
 	expect 2 'run alone, not with other benchmarks' sched_grade buddy
 	refused_before_build nosuch
 	[[ ! -e $WORK/missing ]] || fail "bench created $WORK/missing"

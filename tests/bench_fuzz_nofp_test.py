@@ -637,10 +637,13 @@ class Campaign(unittest.TestCase):
             self.assertIn("bench/fuzz_nofp.py --import FILE", r.stdout)
         self.assertFalse(os.path.exists(self.json))
         # A device is no result file: refused at once (json.load read /dev/zero until memory ran out).
-        r = subprocess.run([sys.executable, SCRIPT, "--json", self.json, "--import", "/dev/zero"],
+        # A pipe no one writes stands in for it: opened, it would block until the timeout.
+        fifo = os.path.join(self.tmp, "fifo")
+        os.mkfifo(fifo)
+        r = subprocess.run([sys.executable, SCRIPT, "--json", self.json, "--import", fifo],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
         self.assertEqual(r.returncode, 2, r.stdout)
-        self.assertIn("cannot read /dev/zero (not a regular file): nothing imported", r.stdout)
+        self.assertIn("cannot read %s (not a regular file): nothing imported" % fifo, r.stdout)
         self.assertFalse(os.path.exists(self.json))
         r = subprocess.run([sys.executable, SCRIPT, "--help"], stdout=subprocess.PIPE, text=True, timeout=30)
         self.assertIn("--import FILE", r.stdout)

@@ -1,10 +1,17 @@
 # tests/verbs/lib.sh - sourced by the verb tests (minimize.sh, coverage.sh, ...):
 # VERB must be set; after `source`, $mode $ROOT $WORK $MMFUZZ are set, WORK
-# is empty, and fail / expect count failures in $fails.
+# holds only $FIFO, and fail / expect count failures in $fails.
+#
+# $FIFO is a named pipe no one writes: the stand-in for a device given as an
+# input file.  A verb that refuses it is right; one that opens it waits for
+# ever (cut off by $EXPECT_TIMEOUT) - where /dev/zero would be read until
+# the memory or the disk ran out.
 mode=$1 ROOT=$2 WORK=$3
 MMFUZZ=$ROOT/mmfuzz
 fails=0
 rm -rf "$WORK" && mkdir -p "$WORK"
+FIFO=$WORK/fifo
+mkfifo "$FIFO"
 
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
@@ -38,7 +45,7 @@ expect() {
 # configuring or building (a bad argument is refused first).
 refused_before_build() {
 	local out
-	out=$("$MMFUZZ" "$VERB" "$@" 2>&1)
+	out=$(${EXPECT_TIMEOUT:+timeout -k 5 "$EXPECT_TIMEOUT"} "$MMFUZZ" "$VERB" "$@" 2>&1)
 	if grep -Eq 'configuring|building' <<<"$out"; then
 		fail "$VERB $*: configured or built before refusing:"$'\n'"$out"
 	else

@@ -15,13 +15,14 @@ source "$(dirname "$0")/lib.sh"
 
 case $mode in
 usage)
+	EXPECT_TIMEOUT=120
 	printf 'x' >"$WORK/in"
 	expect 2 'usage: mmfuzz minimize'
 	expect 2 'usage: mmfuzz minimize' buddy
 	expect 2 "unknown target 'nosuch'" nosuch "$WORK/in"
 	expect 2 'cannot read .*/missing: No such file' buddy "$WORK/missing"
 	expect 2 'is a directory' buddy "$WORK"
-	expect 2 '/dev/zero is not a regular file' buddy /dev/zero
+	expect 2 "$FIFO is not a regular file" buddy "$FIFO"
 	expect 2 'unknown option --frob' buddy "$WORK/in" --frob
 	expect 2 '--time needs seconds' buddy "$WORK/in" --time soon
 	expect 2 '--time must be positive' buddy "$WORK/in" --time 0

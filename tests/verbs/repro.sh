@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/verbs/repro.sh usage ROOT WORK - ./mmfuzz repro's bad arguments
 # (ctest verbs_repro_usage): each exits 2 with its message before the ASan
-# build is made - a device such as /dev/zero among them (minimize copied it
-# until the disk filled; repro and trace read it until memory ran out).
+# build is made - a device among them ($FIFO: minimize copied /dev/zero until
+# the disk filled, repro and trace read it until memory ran out).
 VERB=repro
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -15,8 +15,8 @@ usage)
 	expect 2 "unknown target 'nosuch'" nosuch "$ROOT/corpus/buddy/basic"
 	expect 2 'cannot read .*/missing: No such file' buddy "$WORK/missing"
 	expect 2 'is a directory; give one input file' buddy "$ROOT/corpus/buddy"
-	expect 2 '/dev/zero is not a regular file' buddy /dev/zero
-	refused_before_build buddy /dev/zero
+	expect 2 "$FIFO is not a regular file" buddy "$FIFO"
+	refused_before_build buddy "$FIFO"
 	;;
 *)
 	fail "unknown mode $mode"

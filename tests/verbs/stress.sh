@@ -9,6 +9,7 @@ source "$(dirname "$0")/lib.sh"
 
 case $mode in
 usage)
+	EXPECT_TIMEOUT=60
 	expect 2 'a MODE is required' --build-dir "$WORK/none"
 	expect 2 '--build-dir needs a value' pages --build-dir
 	expect 2 "unknown mode 'nosuch' \(modes: pages pcp bulk slub kmalloc mixed\)" nosuch --time 1
@@ -17,7 +18,7 @@ usage)
 	expect 2 "--json: cannot write '$WORK': it is a directory" pages --json="$WORK"
 	expect 2 "--artifact: cannot write '.*/missing/a.sched': no such directory" pages --deterministic --artifact "$WORK/missing/a.sched"
 	expect 2 '--json needs a file name' pages --json
-	expect 2 "--replay: cannot read '/dev/zero': not a regular file" pages --deterministic --replay /dev/zero
+	expect 2 "--replay: cannot read '$FIFO': not a regular file" pages --deterministic --replay "$FIFO"
 	expect 2 "--replay: cannot read '$WORK': not a regular file" pages --deterministic --replay "$WORK"
 	expect 2 '--replay needs a file name' pages --deterministic --replay
 	refused_before_build nosuch --build-dir "$WORK/build"

@@ -8,11 +8,12 @@ source "$(dirname "$0")/lib.sh"
 
 case $mode in
 usage)
+	EXPECT_TIMEOUT=60
 	expect 2 'usage: mmfuzz trace TARGET FILE' buddy
 	expect 2 "unknown target 'nosuch'" nosuch "$ROOT/corpus/buddy"
 	expect 2 'cannot read .*/missing: no such file' buddy "$WORK/missing"
 	expect 2 'cannot read .*: it is a directory' buddy "$ROOT/corpus/buddy"
-	expect 2 'cannot read /dev/zero: not a regular file' buddy /dev/zero
+	expect 2 "cannot read $FIFO: not a regular file" buddy "$FIFO"
 	expect 2 '--c needs a file name' buddy "$ROOT/corpus/buddy" --c
 	expect 2 "--c: cannot write '.*/missing/r.c': no such directory" buddy "$ROOT/corpus/buddy/basic" --c "$WORK/missing/r.c"
 	expect 2 "--c: cannot write '$WORK': it is a directory" buddy "$ROOT/corpus/buddy/basic" --c "$WORK"
@@ -25,7 +26,7 @@ usage)
 	MMFUZZ=python3 VERB=$ROOT/tools/optext
 	expect 2 "unknown target 'nosuch'" encode nosuch "$ROOT/corpus/buddy/src/basic.txt"
 	expect 2 'cannot read .*/missing: no such file' decode buddy "$WORK/missing"
-	expect 2 'cannot read /dev/zero: not a regular file' decode buddy /dev/zero
+	expect 2 "cannot read $FIFO: not a regular file" decode buddy "$FIFO"
 	expect 2 "-o: cannot write '.*/missing/x': no such directory" encode buddy "$ROOT/corpus/buddy/src/basic.txt" -o "$WORK/missing/x"
 	expect 2 "-o: cannot write '$WORK': it is a directory" encode buddy "$ROOT/corpus/buddy/src/basic.txt" -o "$WORK"
 	expect 2 'usage: optext roundtrip TARGET FILE' roundtrip buddy

@@ -22,7 +22,7 @@ usage)
 	expect 2 "--json: cannot write '$WORK': it is a directory" buddy --time 1 --json "$WORK"
 	expect 2 'unknown option --bogus' buddy --bogus
 	: >"$WORK/plain"
-	expect 2 '--out .*/plain/sub: cannot create it under .*/plain \(not a directory\)' buddy --time 1 --out "$WORK/plain/sub"
+	expect 2 "--out: cannot create '.*/plain/sub': .*/plain is not a directory" buddy --time 1 --out "$WORK/plain/sub"
 	refused_before_build buddy --time 1 --json "$WORK/missing/f.json"
 	[[ ! -e $WORK/missing ]] || fail "fuzz created $WORK/missing"
 	;;

@@ -69,6 +69,7 @@ def test_args():
         (["--seed", "123456789012345678901"], "--seed wants a non-negative integer"),
         (["--out"], "--out needs a value"),
         (["--out", MMFUZZ], "--out '%s' exists and is not a directory" % MMFUZZ),
+        (["--out", MMFUZZ + "/sub"], "--out: cannot create '%s/sub': %s is not a directory" % (MMFUZZ, MMFUZZ)),
         (["--bogus"], "unknown option '--bogus'"),
         (["pages"], "unexpected argument 'pages'"),
     ]

@@ -663,8 +663,28 @@ def progress(c, goal, parallel=1):
 def slots_per_target(jobs, n_targets):
     """How many chunks of one target may run at once: ceil(jobs / targets), so
     that --jobs up to the number of targets runs one chunk per target (as
-    before slots), and 16 jobs on 8 targets two of each."""
-    return max(1, -(-jobs // n_targets))
+    before slots), and 16 jobs on 8 targets two of each.  The campaign counts
+    only the targets still short of the goal: the jobs that the ones done
+    leave go to the ones left."""
+    return max(1, -(-jobs // max(1, n_targets)))
+
+
+# A chunk's -runs is at most RUNS_MARGIN times what the target ran in that
+# many seconds on average so far: a chunk that took all that is left of the
+# goal would keep every other slot of its target idle (they count it).
+RUNS_MARGIN = 3
+
+
+def chunk_runs(e, todo, k, seconds):
+    """-runs for one of k chunks of target entry e starting together, with
+    todo executions left of the goal (less the running chunks' -runs): an
+    even share, at least 1, and, once the target has a rate, at most
+    RUNS_MARGIN times what it runs in seconds (a chunk ending short leaves
+    the rest to the next)."""
+    runs = max(1, -(-todo // k))
+    if e["execs"] > 0 and e["wall_s"] > 0:
+        runs = min(runs, max(1, int(RUNS_MARGIN * seconds * e["execs"] / e["wall_s"])))
+    return runs
 
 
 def campaign(doc, names, a, stamp, work, json_path):
@@ -686,7 +706,6 @@ def campaign(doc, names, a, stamp, work, json_path):
     the rest to a later one)."""
     goal = a.execs
     deadline = time.monotonic() + a.budget if a.budget else None
-    per_target = slots_per_target(a.jobs, len(names))
     running, streak, stopped = [], {}, set()
     why = "done"
     kill_at = None
@@ -698,8 +717,16 @@ def campaign(doc, names, a, stamp, work, json_path):
         """What n still needs beyond its executions and its running chunks' -runs."""
         return goal - entry(doc, n)["execs"] - sum(c.runs for c in running if c.name == n)
 
+    def per_target():
+        """slots_per_target() over the targets not stopped and short of the
+        goal (running chunks' -runs not deducted): at the end of a campaign
+        the slowest target gets the jobs the others no longer need."""
+        short = [n for n in names if n not in stopped and entry(doc, n)["execs"] < goal]
+        return slots_per_target(a.jobs, len(short))
+
     def next_target(picked):
-        todo = [n for n in names if n not in stopped and left(n) > 0 and count(n, picked) < per_target]
+        slots = per_target()
+        todo = [n for n in names if n not in stopped and left(n) > 0 and count(n, picked) < slots]
         return min(todo, key=lambda n: (count(n, picked), entry(doc, n)["execs"], names.index(n))) if todo else None
 
     def free_slot(n):
@@ -755,7 +782,7 @@ def campaign(doc, names, a, stamp, work, json_path):
                 why = "changed"
                 break
             e = entry(doc, n)
-            runs = max(1, -(-todo[n] // share[n]))
+            runs = chunk_runs(e, todo[n], share[n], seconds)
             running.append(Chunk(n, e, work, binary, seconds, runs, a.nice, free_slot(n)))
         if not running:
             break
@@ -861,18 +888,22 @@ accumulating:
 chunks:
   libFuzzer runs for --chunk seconds at a time (-max_total_time, -runs = what
   is left of the goal, the target's .dict and .options), at --nice; targets
-  take turns, fewest executions first, --jobs chunks at once.  --jobs may
-  exceed the number of targets: then up to ceil(J / targets) chunks of one
-  target run at once, in "slots" (--jobs 16 on 8 targets: two of each; --jobs
-  up to the number of targets: one chunk per target, as without slots).  The
-  next chunk goes to the target, not stopped and short of the goal, with the
-  fewest chunks running, then the fewest executions, then the first in the
-  target list.  With k chunks of a target running or starting, a new one gets
-  -runs = ceil(what is left / k), at least 1, so that together they do not
-  overshoot the goal badly.  The slots share <work>/<target>/corpus (libFuzzer
-  reads it at the start and adds to it); slot 0 writes crashes/crash-<sha>
-  (leak-, timeout-, oom-) and chunk.log, slot k crashes/s<k>-crash-<sha> ...
-  and chunk-s<k>.log, and each chunk counts only new files of its own prefix,
+  take turns, fewest executions first, --jobs chunks at once.  Up to
+  ceil(J / targets short of the goal) chunks of one target run at once, in
+  "slots" (--jobs 16 on 8 targets: two of each; --jobs up to the number of
+  targets: one chunk per target, as without slots - until targets meet the
+  goal: --jobs 2 gives both jobs to the last target left).  The next chunk
+  goes to the target, not stopped and short of the goal, with the fewest
+  chunks running, then the fewest executions, then the first in the target
+  list.  With k chunks of a target running or starting, a new one gets -runs
+  = ceil(what is left / k), at least 1, so that together they do not
+  overshoot the goal badly - and at most %d times what the target ran on
+  average in --chunk seconds so far, so that a chunk does not claim all that
+  is left and keep a free job from the target.  The slots share
+  <work>/<target>/corpus (libFuzzer reads it at the start and adds to it);
+  slot 0 writes crashes/crash-<sha> (leak-, timeout-, oom-) and chunk.log,
+  slot k crashes/s<k>-crash-<sha> ... and chunk-s<k>.log, and each chunk
+  counts only new files of its own prefix,
   so a finding is recorded once, for the chunk that made it (its "slot" in the
   JSON).  A finding (a non-zero exit or a crash-/leak-/timeout-/oom- file) is
   kept, recorded, printed, and the target goes on with its next chunk; %d
@@ -916,7 +947,7 @@ exit status: 0 no finding; 1 a finding in the selected targets' totals (on the
 
   ./mmfuzz bench fuzz_nofp passes only --quick and --json; run
   bench/fuzz_nofp.py for the other options.
-""" % STALL_LIMIT
+""" % (RUNS_MARGIN, STALL_LIMIT)
 
 
 class Parser(argparse.ArgumentParser):

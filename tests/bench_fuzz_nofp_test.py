@@ -302,7 +302,7 @@ class Campaign(unittest.TestCase):
 
     def test_slots_per_target(self):
         for jobs, targets, want in ((1, 8, 1), (3, 8, 1), (8, 8, 1), (9, 8, 2), (16, 8, 2), (4, 2, 2), (2, 3, 1),
-                                    (5, 1, 5)):
+                                    (5, 1, 5), (2, 0, 2)):
             self.assertEqual(nofp.slots_per_target(jobs, targets), want, (jobs, targets))
 
     def test_jobs_above_the_targets_run_two_chunks_of_each_at_once(self):
@@ -376,18 +376,59 @@ class Campaign(unittest.TestCase):
                             env={"STUB_MODE": "sleep"})
         self.assertIn("goal met: 3 targets", out)
         runs = {"buddy": self.argv_log("buddy")[1:], "slub": self.argv_log("slub"), "pcp": self.argv_log("pcp")}
-        for t, want in (("buddy", "200"), ("slub", "400"), ("pcp", "400")):
-            # One chunk each, in slot 0, with all that was left - also buddy,
-            # alone at the end with a job to spare.
+        for t in ("slub", "pcp"):
+            # Three targets short of the goal on two jobs: one chunk each, in
+            # slot 0, with all that was left.
             self.assertEqual(len(runs[t]), 1, (t, runs[t]))
             r = runs[t][0]
             self.assertEqual((r["flags"]["artifact_prefix"], r["flags"]["runs"], r["live"]),
-                             (os.path.join(self.work, t, "crashes") + "/", want, []))
+                             (os.path.join(self.work, t, "crashes") + "/", "400", []))
             self.assertFalse(os.path.exists(os.path.join(self.work, t, "chunk-s1.log")))
-        # Fewest executions first: slub and pcp, then buddy in the first job free.
-        self.assertGreater(runs["buddy"][0]["start"], runs["slub"][0]["start"])
-        self.assertGreater(runs["buddy"][0]["start"], runs["pcp"][0]["start"])
+        # Fewest executions first: slub and pcp, then buddy in the first job
+        # free - its chunks (one, or two when slub and pcp ended together and
+        # left it both jobs) with the 200 it lacked between them.
+        for r in runs["buddy"]:
+            self.assertGreater(r["start"], runs["slub"][0]["start"])
+            self.assertGreater(r["start"], runs["pcp"][0]["start"])
+        self.assertEqual(sum(int(r["flags"]["runs"]) for r in runs["buddy"]), 200, runs["buddy"])
         self.assertEqual([self.target(t)["execs"] for t in ("buddy", "slub", "pcp")], [400, 400, 400])
+
+    def test_the_last_target_short_of_the_goal_gets_every_job(self):
+        # slub has met the goal, buddy has not: --jobs 2 on two targets was
+        # one chunk per target, the second job idle for the rest of the
+        # campaign; now buddy, alone, runs two chunks at once.
+        self.run_nofp("--targets", "slub", "--execs", "1000")
+        self.run_nofp("--targets", "buddy", "--execs", "200", "--chunk", "30", env={"STUB_MODE": "sleep"})
+        out = self.run_nofp("--targets", "buddy,slub", "--jobs", "2", "--execs", "1000", "--chunk", "30",
+                            env={"STUB_MODE": "sleep"})
+        self.assertIn("goal met: 2 targets", out)
+        runs = self.argv_log("buddy")[1:]
+        crashes = os.path.join(self.work, "buddy", "crashes")
+        self.assertEqual(sorted(r["flags"]["artifact_prefix"] for r in runs), [crashes + "/", crashes + "/s1-"])
+        self.assertEqual([r["flags"]["runs"] for r in runs], ["400", "400"])
+        a, b = runs
+        self.assertTrue(b["pid"] in a["live"] or a["pid"] in b["live"], runs)
+        self.assertEqual(len(self.argv_log("slub")), 1)                 # met: not run again
+        self.assertEqual(self.target("buddy")["execs"], 1000)
+
+    def test_a_chunk_runs_at_most_a_margin_over_the_targets_rate(self):
+        # buddy ran 200 inputs at 200/s: with 2 s chunks, a chunk's -runs is
+        # at most RUNS_MARGIN * 2 s * its rate (a little under 200/s, its wall
+        # time counting the start), not the 99,800 left - which would have
+        # kept a second slot of buddy idle.
+        self.run_nofp("--targets", "buddy", "--execs", "200", "--chunk", "30", env={"STUB_MODE": "sleep"})
+        e = self.target("buddy")
+        self.run_nofp("--targets", "buddy", "--execs", "100000", "--chunk", "2", "--budget", "3",
+                      env={"STUB_MODE": "sleep"})
+        runs = self.argv_log("buddy")[1:]
+        self.assertTrue(runs)
+        cap = int(nofp.RUNS_MARGIN * 2 * e["execs"] / e["wall_s"])
+        self.assertEqual(runs[0]["flags"]["runs"], str(cap), runs)
+        self.assertLessEqual(cap, nofp.RUNS_MARGIN * 2 * 200)
+        self.assertGreater(cap, 200)
+        self.assertEqual(nofp.chunk_runs({"execs": 0, "wall_s": 0.0}, 5000, 2, 300), 2500)     # no rate yet
+        self.assertEqual(nofp.chunk_runs({"execs": 1000, "wall_s": 10.0}, 5000, 1, 2), 600)
+        self.assertEqual(nofp.chunk_runs({"execs": 1000, "wall_s": 10.0}, 500, 2, 300), 250)
 
     def test_interrupt_counts_every_slot_of_a_target(self):
         p = subprocess.Popen(self.args("--targets", "sched", "--jobs", "2", "--execs", "1000000", "--chunk", "60"),

@@ -24,6 +24,8 @@ void memmap_init_pages(struct mm *mm);          /* every valid struct page reser
 void mm_free_all_memory(struct mm *mm);         /* memblock_free_all(): hand every valid pfn to the buddy */
 /* T1: a loop in the allocator ran past its bound - report the hang and abort. */
 void mm_hang(struct mm *mm, const char *where, unsigned long iterations) __attribute__((noreturn));
+/* An error of a create or validate call: the message into @err (when given), then -1. */
+int mm_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- page/buddy.c ---- */
 void __free_one_page(struct zone *zone, struct page *page, unsigned long pfn,
@@ -184,6 +186,26 @@ static inline void set_pageblock_migratetype(struct zone *z, unsigned long pfn, 
 static inline bool is_migrate_isolate(int mt) { return mt == MIGRATE_ISOLATE; }
 static inline bool is_migrate_highatomic(int mt) { return mt == MIGRATE_HIGHATOMIC; }
 static inline bool migratetype_is_mergeable(int mt) { return mt < MIGRATE_PCPTYPES; }
+static inline bool migratetype_is_unmergeable(int mt) { return !migratetype_is_mergeable(mt); }
+
+/*
+ * Model: the kernel looks at a page's first pageblock only - in its
+ * configurations nothing it caches on a pcp list spans two.  With the
+ * model's tiny pageblocks (pageblock_order < 3) a page of order >
+ * pageblock_order does; true when @is holds for the migratetype of one of
+ * the later pageblocks of [pfn, pfn + 2^order) (pfn aligned to 2^order).
+ * free_unref_page() and reserve_highatomic_pageblock() ask it.
+ */
+static inline bool later_pageblock_is(const struct mm *mm, unsigned long pfn, unsigned int order,
+				      bool (*is)(int mt))
+{
+	if (likely(order <= mm->pageblock_order))
+		return false;
+	for (unsigned long p = pfn + pageblock_nr_pages(mm); p < pfn + (1UL << order); p += pageblock_nr_pages(mm))
+		if (is(get_pfnblock_migratetype(mm, __pfn_to_page(mm, p), p)))
+			return true;
+	return false;
+}
 
 /* The vCPU of @mm the current task holds, or -1 - without attaching. */
 static inline int vmstat_cpu(struct mm *mm)

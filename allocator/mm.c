@@ -53,7 +53,7 @@ void mm_config_tiny(struct mm_config *c)
 	c->holes[0] = (struct mm_span){ 900, 937 };
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+int mm_fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	if (err && errlen) {
 		va_list ap;
@@ -67,13 +67,13 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 int mm_config_validate(const struct mm_config *c, char *err, size_t errlen)
 {
 	if (!c)
-		return fail(err, errlen, "config: NULL");
+		return mm_fail(err, errlen, "config: NULL");
 	if (c->nr_cpus < 1 || c->nr_cpus > MM_MAX_CPUS)
-		return fail(err, errlen, "config: nr_cpus %u out of range 1..%d", c->nr_cpus, MM_MAX_CPUS);
+		return mm_fail(err, errlen, "config: nr_cpus %u out of range 1..%d", c->nr_cpus, MM_MAX_CPUS);
 	if (c->max_order > MM_MAX_ORDER_LIMIT)
-		return fail(err, errlen, "config: max_order %u out of range 0..%d", c->max_order, MM_MAX_ORDER_LIMIT);
+		return mm_fail(err, errlen, "config: max_order %u out of range 0..%d", c->max_order, MM_MAX_ORDER_LIMIT);
 	if (c->pageblock_order > c->max_order)
-		return fail(err, errlen, "config: pageblock_order %u larger than max_order %u",
+		return mm_fail(err, errlen, "config: pageblock_order %u larger than max_order %u",
 			    c->pageblock_order, c->max_order);
 
 	unsigned long first = ~0UL, last = 0, pages = 0;
@@ -81,15 +81,15 @@ int mm_config_validate(const struct mm_config *c, char *err, size_t errlen)
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		const struct mm_span *s = &c->zones[z];
 		if (s->end_pfn < s->start_pfn)
-			return fail(err, errlen, "config: zone %s span [%lu, %lu) ends before it starts",
+			return mm_fail(err, errlen, "config: zone %s span [%lu, %lu) ends before it starts",
 				    zone_names[z], s->start_pfn, s->end_pfn);
 		if (s->end_pfn == s->start_pfn)
 			continue;
 		if (s->end_pfn > (~0UL >> MM_PAGE_SHIFT) - (2UL << MM_MAX_ORDER_LIMIT))
-			return fail(err, errlen, "config: zone %s ends at pfn %lu, beyond the address space",
+			return mm_fail(err, errlen, "config: zone %s ends at pfn %lu, beyond the address space",
 				    zone_names[z], s->end_pfn);
 		if (prev >= 0 && s->start_pfn < c->zones[prev].end_pfn)
-			return fail(err, errlen, "config: zones %s [%lu, %lu) and %s [%lu, %lu) overlap or are out of order",
+			return mm_fail(err, errlen, "config: zones %s [%lu, %lu) and %s [%lu, %lu) overlap or are out of order",
 				    zone_names[prev], c->zones[prev].start_pfn, c->zones[prev].end_pfn,
 				    zone_names[z], s->start_pfn, s->end_pfn);
 		prev = z;
@@ -98,18 +98,18 @@ int mm_config_validate(const struct mm_config *c, char *err, size_t errlen)
 		pages += s->end_pfn - s->start_pfn;
 	}
 	if (pages == 0)
-		return fail(err, errlen, "config: zero pages (every zone span is empty)");
+		return mm_fail(err, errlen, "config: zero pages (every zone span is empty)");
 	if (last - first > MM_MAX_SPAN_PAGES)
-		return fail(err, errlen, "config: memory spans %lu pages, more than the limit %lu",
+		return mm_fail(err, errlen, "config: memory spans %lu pages, more than the limit %lu",
 			    last - first, MM_MAX_SPAN_PAGES);
 
 	if (c->nr_holes > MM_MAX_HOLES)
-		return fail(err, errlen, "config: nr_holes %u larger than %d", c->nr_holes, MM_MAX_HOLES);
+		return mm_fail(err, errlen, "config: nr_holes %u larger than %d", c->nr_holes, MM_MAX_HOLES);
 	unsigned long hole_pages = 0;
 	for (unsigned int i = 0; i < c->nr_holes; i++) {
 		const struct mm_span *h = &c->holes[i];
 		if (h->end_pfn <= h->start_pfn)
-			return fail(err, errlen, "config: hole %u [%lu, %lu) is empty or reversed", i,
+			return mm_fail(err, errlen, "config: hole %u [%lu, %lu) is empty or reversed", i,
 				    h->start_pfn, h->end_pfn);
 		int inside = -1;
 		for (int z = 0; z < MAX_NR_ZONES; z++)
@@ -117,28 +117,28 @@ int mm_config_validate(const struct mm_config *c, char *err, size_t errlen)
 			    c->zones[z].end_pfn > c->zones[z].start_pfn)
 				inside = z;
 		if (inside < 0)
-			return fail(err, errlen, "config: hole %u [%lu, %lu) is not inside one zone's span", i,
+			return mm_fail(err, errlen, "config: hole %u [%lu, %lu) is not inside one zone's span", i,
 				    h->start_pfn, h->end_pfn);
 		for (unsigned int j = 0; j < i; j++)
 			if (h->start_pfn < c->holes[j].end_pfn && c->holes[j].start_pfn < h->end_pfn)
-				return fail(err, errlen, "config: holes %u and %u overlap", j, i);
+				return mm_fail(err, errlen, "config: holes %u and %u overlap", j, i);
 		hole_pages += h->end_pfn - h->start_pfn;
 	}
 	if (hole_pages >= pages)
-		return fail(err, errlen, "config: zero pages (holes cover every zone)");
+		return mm_fail(err, errlen, "config: zero pages (holes cover every zone)");
 
 	if (c->min_free_kbytes > (pages - hole_pages) * (MM_PAGE_SIZE / 1024))
-		return fail(err, errlen, "config: min_free_kbytes %lu is more than all memory (%lu kB)",
+		return mm_fail(err, errlen, "config: min_free_kbytes %lu is more than all memory (%lu kB)",
 			    c->min_free_kbytes, (pages - hole_pages) * (MM_PAGE_SIZE / 1024));
 	if (c->watermark_scale_factor > 3000)
-		return fail(err, errlen, "config: watermark_scale_factor %u out of range 0..3000 (0: default 10)",
+		return mm_fail(err, errlen, "config: watermark_scale_factor %u out of range 0..3000 (0: default 10)",
 			    c->watermark_scale_factor);
 	if (c->wmark_algo != MM_WMARK_MODERN && c->wmark_algo != MM_WMARK_2008)
-		return fail(err, errlen, "config: wmark_algo %d unknown", (int)c->wmark_algo);
+		return mm_fail(err, errlen, "config: wmark_algo %d unknown", (int)c->wmark_algo);
 	if (c->bad_policy != MM_BAD_REPORT && c->bad_policy != MM_BAD_ABORT)
-		return fail(err, errlen, "config: bad_policy %d unknown", (int)c->bad_policy);
+		return mm_fail(err, errlen, "config: bad_policy %d unknown", (int)c->bad_policy);
 	if (c->debug > 3)
-		return fail(err, errlen, "config: debug %u out of range 0..3", c->debug);
+		return mm_fail(err, errlen, "config: debug %u out of range 0..3", c->debug);
 	return pcp_config_validate(c, err, errlen);
 }
 
@@ -165,7 +165,7 @@ static int zones_init(struct mm *mm, char *err, size_t errlen)
 		unsigned long nblocks = ((zone_end_pfn(zone) - zone->pageblock_base_pfn) >> mm->pageblock_order) + 1;
 		zone->pageblock_flags = malloc(nblocks);
 		if (!zone->pageblock_flags)
-			return fail(err, errlen, "out of memory for pageblock flags");
+			return mm_fail(err, errlen, "out of memory for pageblock flags");
 		memset((void *)zone->pageblock_flags, MIGRATE_MOVABLE, nblocks);
 	}
 	return 0;
@@ -343,7 +343,7 @@ struct mm *mm_create(const struct mm_config *c, char *err, size_t errlen)
 
 	struct mm *mm = calloc(1, sizeof(*mm));
 	if (!mm) {
-		fail(err, errlen, "out of memory for struct mm");
+		mm_fail(err, errlen, "out of memory for struct mm");
 		return NULL;
 	}
 	mm->cfg = *c;
@@ -368,7 +368,7 @@ struct mm *mm_create(const struct mm_config *c, char *err, size_t errlen)
 
 	mm->vmstat_pcpu = aligned_alloc(64, sizeof(struct mm_vmstat_pcpu) * c->nr_cpus);
 	if (!mm->vmstat_pcpu) {
-		fail(err, errlen, "out of memory for per-cpu statistics");
+		mm_fail(err, errlen, "out of memory for per-cpu statistics");
 		free(mm);
 		return NULL;
 	}

@@ -482,10 +482,8 @@ void reserve_highatomic_pageblock(struct zone *zone, struct page *page, unsigned
 	 * list: retyping it would end its isolation (the watermark target's
 	 * finding, corpus/regressions/watermark/2026-12-01-C1-highatomic-retypes-isolated).
 	 */
-	for (unsigned long p = start + pageblock_nr_pages(mm); order > mm->pageblock_order && p < pfn + (1UL << order);
-	     p += pageblock_nr_pages(mm))
-		if (!migratetype_is_mergeable(get_pfnblock_migratetype(mm, __pfn_to_page(mm, p), p)))
-			goto out_unlock;
+	if (later_pageblock_is(mm, pfn, order, migratetype_is_unmergeable))
+		goto out_unlock;
 	if (order < mm->pageblock_order) {
 		set_pageblock_migratetype(zone, pfn, MIGRATE_HIGHATOMIC);
 		move_freepages_block(zone, page, MIGRATE_HIGHATOMIC);

@@ -495,10 +495,8 @@ void free_unref_page(struct mm *mm, struct page *page, unsigned int order)
 	 * it pageblock by pageblock (split_large_buddy()), as the kernel's
 	 * check of the page's one pageblock does.
 	 */
-	for (unsigned long p = pfn + pageblock_nr_pages(mm); unlikely(order > mm->pageblock_order) &&
-	     p < pfn + (1UL << order); p += pageblock_nr_pages(mm))
-		if (is_migrate_isolate(get_pfnblock_migratetype(mm, __pfn_to_page(mm, p), p)))
-			goto to_buddy;
+	if (later_pageblock_is(mm, pfn, order, is_migrate_isolate))
+		goto to_buddy;
 	pcp = pcp_spin_trylock(zone);
 	if (pcp) {
 		free_unref_page_commit(zone, pcp, page, pcpmigratetype, order);

@@ -16,24 +16,11 @@
  * (malloc), as the CPU model's and the pcp lists' state does; only objects
  * live in slab pages of the instance.
  */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "slab/slab.h"
 #include "slab/kasan.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* ---------------------------------------------------------------- layout */
 
@@ -485,8 +472,8 @@ static int kmem_cache_setup_layout(struct kmem_cache *s, char *err, size_t errle
 		if (cur->valid)
 			layout_apply(s, cur);
 		if (ret == -2)
-			return fail(err, errlen, "kmem_cache_create(%s): out of memory", s->name);
-		return fail(err, errlen, "kmem_cache_create(%s): object size %u (stride %u) does not fit "
+			return mm_fail(err, errlen, "kmem_cache_create(%s): out of memory", s->name);
+		return mm_fail(err, errlen, "kmem_cache_create(%s): object size %u (stride %u) does not fit "
 			    "a slab of order <= %u", s->name, s->object_size, s->size, MAX_ORDER(s->mm));
 	}
 	/* An empty slot, else the least recently used layout not in use makes room. */
@@ -539,25 +526,25 @@ struct kmem_cache *__kmem_cache_create(struct mm *mm, const char *name, unsigned
 	struct kmem_cache *s;
 
 	if (!name || !*name) {
-		fail(err, errlen, "kmem_cache_create: a cache needs a name");
+		mm_fail(err, errlen, "kmem_cache_create: a cache needs a name");
 		return NULL;
 	}
 	if (size == 0 || (size_t)size > (MM_PAGE_SIZE << MAX_ORDER(mm))) {
-		fail(err, errlen, "kmem_cache_create(%s): size %u out of range 1..%lu", name, size,
+		mm_fail(err, errlen, "kmem_cache_create(%s): size %u out of range 1..%lu", name, size,
 		     MM_PAGE_SIZE << MAX_ORDER(mm));
 		return NULL;
 	}
 	if (align & (align - 1)) {
-		fail(err, errlen, "kmem_cache_create(%s): align %u is not a power of two", name, align);
+		mm_fail(err, errlen, "kmem_cache_create(%s): align %u is not a power of two", name, align);
 		return NULL;
 	}
 	if (align > MM_PAGE_SIZE) {
-		fail(err, errlen, "kmem_cache_create(%s): align %u larger than a page", name, align);
+		mm_fail(err, errlen, "kmem_cache_create(%s): align %u larger than a page", name, align);
 		return NULL;
 	}
 	if (flags & ~(SLAB_DEBUG_FLAGS | SLAB_KMALLOC | SLAB_HWCACHE_ALIGN | SLAB_CACHE_DMA |
 		      SLAB_CACHE_DMA32 | SLAB_RECLAIM_ACCOUNT | SLAB_PANIC | SLAB_NO_MERGE)) {
-		fail(err, errlen, "kmem_cache_create(%s): unknown flags %#x", name, flags);
+		mm_fail(err, errlen, "kmem_cache_create(%s): unknown flags %#x", name, flags);
 		return NULL;
 	}
 
@@ -587,7 +574,7 @@ struct kmem_cache *__kmem_cache_create(struct mm *mm, const char *name, unsigned
 	list_add_tail(&s->list, &st->caches);
 	return s;
 oom:
-	fail(err, errlen, "kmem_cache_create(%s): out of memory", name);
+	mm_fail(err, errlen, "kmem_cache_create(%s): out of memory", name);
 	if (s)
 		__kmem_cache_release(s);
 	return NULL;

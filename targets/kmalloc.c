@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debug.h"
 #include "common/cgen.h"
 #include "common/configs.h"
 #include "common/harness.h"
@@ -36,14 +37,6 @@
 
 enum { K_OBJ = 0 };
 
-/* In ASan builds the allocator's KASAN stops the program at a bad free (as the kernel's does). */
-#if defined(__SANITIZE_ADDRESS__)
-#define KMALLOC_FZ_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KMALLOC_FZ_ASAN 1
-#endif
-#endif
 #define MAX_SIZE 70000
 
 static const char *const gfps[] = { "GFP_KERNEL", "GFP_ATOMIC", "GFP_DMA", "GFP_KERNEL_RECLAIMABLE",
@@ -475,7 +468,7 @@ static void op_bad_kfree(struct mf_ctx *c, struct mf_op *op)
 	unsigned int want = 1;
 
 	op->res[0] = -1;
-#ifdef KMALLOC_FZ_ASAN
+#ifdef MM_ASAN         /* debug.h */
 	MF_C(c, "\t/* skipped in this (ASan) build: KASAN stops at bad frees */\n");
 	op->res[0] = -5;
 	(void)kind; (void)page; (void)p; (void)want;

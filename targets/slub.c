@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debug.h"
 #include "common/cgen.h"
 #include "common/configs.h"
 #include "common/harness.h"
@@ -51,15 +52,8 @@ enum { K_OBJ = 0, K_IRQ = 1 };       /* shadow kinds: the task's objects, the ir
 /*
  * In ASan builds the allocator's KASAN stops the program at a bad free (as
  * the kernel's KASAN does), so bad_free is skipped there; the gcc replay
- * build checks the reports.
+ * build checks the reports.  MM_ASAN: debug.h.
  */
-#if defined(__SANITIZE_ADDRESS__)
-#define SLUB_FZ_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SLUB_FZ_ASAN 1
-#endif
-#endif
 
 #define MAX_CACHES  8
 #define IRQ_POOL    16
@@ -737,7 +731,7 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 	 */
 	if (ss.st_init_free && kind != BAD_WRONG)
 		return;
-#ifdef SLUB_FZ_ASAN
+#ifdef MM_ASAN         /* debug.h */
 	MF_C(c, "\t/* skipped in this (ASan) build: KASAN stops at bad frees */\n");
 	op->res[0] = -5;
 	(void)was; (void)a; (void)cs; (void)other; (void)p; (void)kind;

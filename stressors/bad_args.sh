@@ -43,6 +43,31 @@ expect "bad value for --seed" "$stress" pages --seed zz
 expect "bad value for --threads" "$stress" pages --threads ''
 expect "bad value for --ops" "$stress" pages --ops -5
 
+# File arguments (cli.h cli_unwritable, cli_unreadable): refused before the
+# run.  A named pipe no one writes stands in for a device: a driver that
+# opened it instead of refusing would wait, cut off by timeout (exit 124).
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkfifo "$work/fifo"
+expect "--json $work/no/such/dir/x.json: cannot write: its directory does not exist" \
+	timeout -k 5 60 "$stress" pages --ops 10 --json "$work/no/such/dir/x.json"
+expect "--json $work: cannot write: is a directory" timeout -k 5 60 "$stress" pages --ops 10 --json "$work"
+expect "--json goes with --grade" timeout -k 5 60 "$sched" pages --deterministic --runs 1 --json "$work/g.json"
+expect "--json $work/none/g.json: cannot write: its directory does not exist" \
+	timeout -k 5 60 "$sched" pages --deterministic --grade --runs 1 --json "$work/none/g.json"
+expect "--artifact $work: cannot write: is a directory" \
+	timeout -k 5 60 "$sched" pages --deterministic --runs 1 --artifact "$work"
+expect "--replay $work/fifo: cannot read: not a regular file" \
+	timeout -k 5 60 "$sched" pages --deterministic --replay "$work/fifo"
+expect "--replay $work/missing.sched: cannot read: No such file" \
+	timeout -k 5 60 "$sched" pages --deterministic --replay "$work/missing.sched"
+for f in "$work/x.json" "$work/g.json"; do
+	if [ -e "$f" ]; then
+		echo "FAIL: a refused run left $f"
+		fails=$((fails + 1))
+	fi
+done
+
 if [ "$fails" -ne 0 ]; then
 	echo "$fails check(s) failed"
 	exit 1

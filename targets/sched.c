@@ -135,14 +135,7 @@ static struct {
  * that may switch (an allocator call, an attach, the checker), and after
  * it, through ctx().  A no-op in other builds.
  */
-#if defined(__SANITIZE_THREAD__)
-#define SCHED_FZ_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SCHED_FZ_TSAN 1
-#endif
-#endif
-#ifdef SCHED_FZ_TSAN
+#if MM_TSAN
 static _Atomic unsigned long hb_word;
 static void hb(void)
 {

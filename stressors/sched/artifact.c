@@ -23,37 +23,15 @@
 
 #include "sched_int.h"
 
-#ifndef SCHED_GIT_DESCRIBE
-#define SCHED_GIT_DESCRIBE "unknown"
-#endif
-#ifndef MM_INJECT_NAME
-#define MM_INJECT_NAME "none"
-#endif
-#ifndef MM_DEBUG
-#define MM_DEBUG 0
-#endif
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SCHED_SAN "address"
-#elif defined(__SANITIZE_THREAD__)
-#define SCHED_SAN "thread"
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SCHED_SAN "address"
-#elif __has_feature(thread_sanitizer)
-#define SCHED_SAN "thread"
-#endif
-#endif
-#ifndef SCHED_SAN
-#define SCHED_SAN "none"
-#endif
-
-#define STR_(x) #x
-#define STR(x) STR_(x)
+/*
+ * The build: the revision (build_id.c, where the binary links it; else
+ * "unknown"), the fault injection, the debug level and the sanitizer.
+ */
+extern const char sched_build_id_linked[] __attribute__((weak));
 
 const char *sched_build_id(void)
 {
-	return "mmfuzz " SCHED_GIT_DESCRIBE " inject=" MM_INJECT_NAME " MM_DEBUG=" STR(MM_DEBUG) " san=" SCHED_SAN;
+	return sched_build_id_linked ? sched_build_id_linked : SCHED_BUILD_ID("unknown");
 }
 
 /* One line of free text: newlines would break the format. */

@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 
+#include "debug.h"
 #include "sched.h"
 #include "mm/cpu.h"
 
@@ -102,17 +103,32 @@ void fiber_destroy(struct fiber *f);
 /* Suspend @from (the running fiber) and run @to. */
 void fiber_switch(struct fiber *from, struct fiber *to);
 
-#if defined(__SANITIZE_THREAD__)
+/* The sanitizer of this build: debug.h's MM_TSAN (0 or 1) and MM_ASAN (defined or not). */
+#if MM_TSAN
 #define SCHED_TSAN 1
-#elif defined(__SANITIZE_ADDRESS__)
-#define SCHED_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SCHED_TSAN 1
-#elif __has_feature(address_sanitizer)
+#elif defined(MM_ASAN)
 #define SCHED_ASAN 1
 #endif
+
+/*
+ * The build id of failure artifacts (sched_build_id()): the revision
+ * @describe (a string literal) and what else changes a run - the fault
+ * injection, MM_DEBUG, the sanitizer.
+ */
+#ifndef MM_INJECT_NAME
+#define MM_INJECT_NAME "none"
 #endif
+#if defined(SCHED_ASAN)
+#define SCHED_SAN "address"
+#elif defined(SCHED_TSAN)
+#define SCHED_SAN "thread"
+#else
+#define SCHED_SAN "none"
+#endif
+#define SCHED_STR_(x) #x
+#define SCHED_STR(x)  SCHED_STR_(x)
+#define SCHED_BUILD_ID(describe) \
+	"mmfuzz " describe " inject=" MM_INJECT_NAME " MM_DEBUG=" SCHED_STR(MM_DEBUG) " san=" SCHED_SAN
 
 #ifdef SCHED_TSAN
 /* TSan: ignore the scheduler's own accesses from fibers (its bookkeeping is

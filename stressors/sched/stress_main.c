@@ -46,6 +46,7 @@
  * update that only some interleavings produce, so a policy's detection
  * probability lies strictly between 0 and 1 - what the grading ctest uses).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -717,15 +718,7 @@ static void base_opts(struct sched_opts *o, struct world *w)
  * switch, never returns, so SIGSEGV must not stay blocked.  Sanitizer
  * builds keep their own handlers (their report is the finding).
  */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define STRESS_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define STRESS_SANITIZED 1
-#endif
-#endif
-
-#ifndef STRESS_SANITIZED
+#if !defined(SCHED_ASAN) && !defined(SCHED_TSAN)
 static void on_fault(int sig)
 {
 	if (sched_active() && sched_current_task() >= 0) {
@@ -741,7 +734,7 @@ static void on_fault(int sig)
 
 static void catch_faults(void)
 {
-#ifndef STRESS_SANITIZED
+#if !defined(SCHED_ASAN) && !defined(SCHED_TSAN)
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_fault;
@@ -1061,8 +1054,25 @@ int main(int argc, char **argv)
 			fprintf(stderr, "mmfuzz-sched-stress: --grade does not take --replay, --run or --trace\n");
 			return 2;
 		}
+	} else if (json) {
+		fprintf(stderr, "mmfuzz-sched-stress: --json goes with --grade (the grade's report)\n");
+		return 2;
 	} else if (policy != SCHED_RANDOM && policy != SCHED_PCT && policy != SCHED_STICKY) {
 		fprintf(stderr, "mmfuzz-sched-stress: --policy random, pct or sticky\n");
+		return 2;
+	}
+
+	const char *why;
+	if (json && (why = cli_unwritable(json))) {
+		fprintf(stderr, "mmfuzz-sched-stress: --json %s: cannot write: %s\n", json, why);
+		return 2;
+	}
+	if (artifact && (why = cli_unwritable(artifact))) {
+		fprintf(stderr, "mmfuzz-sched-stress: --artifact %s: cannot write: %s\n", artifact, why);
+		return 2;
+	}
+	if (replay && (why = cli_unreadable(replay))) {
+		fprintf(stderr, "mmfuzz-sched-stress: --replay %s: cannot read: %s\n", replay, why);
 		return 2;
 	}
 
@@ -1193,6 +1203,9 @@ int main(int argc, char **argv)
 				if (sched_artifact_write(afile, &o, &r) == 0)
 					printf("artifact: %s (replay: mmfuzz-sched-stress %s --deterministic --replay %s)\n",
 					       afile, mode_names[mode], afile);
+				else
+					printf("artifact: cannot write %s: %s (the rerun command below replays the run)\n",
+					       afile, strerror(errno));
 				char cmd[320];
 				format_rerun(cmd, sizeof(cmd), w, seed, run, (enum sched_policy)policy);
 				printf("rerun: %s\n", cmd);

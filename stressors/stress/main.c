@@ -301,6 +301,11 @@ static void parse(int argc, char **argv, struct stress_config *c)
 	}
 	if (!have_mode)
 		bad("%s", "a MODE is required");
+	const char *why;
+	if (c->json && (why = cli_unwritable(c->json))) {   /* before the run, not after it */
+		fprintf(stderr, "mmfuzz-stress: --json %s: cannot write: %s\n", c->json, why);
+		exit(2);
+	}
 	if (!have_seed) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);

@@ -48,29 +48,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "debug.h"
 #include "mm/cpu.h"
 #include "mm/mm.h"
 #include "mm/slab.h"
 #include "sched/tidwatch.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define STRESS_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define STRESS_TSAN 1
-#endif
-#endif
-#ifndef STRESS_TSAN
-#define STRESS_TSAN 0
-#endif
-#if defined(__SANITIZE_ADDRESS__)
+/* The sanitizer of this build, from debug.h (MM_TSAN 0/1, MM_ASAN defined or not). */
+#define STRESS_TSAN MM_TSAN
+#ifdef MM_ASAN
 #define STRESS_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define STRESS_ASAN 1
-#endif
-#endif
-#ifndef STRESS_ASAN
+#else
 #define STRESS_ASAN 0
 #endif
 

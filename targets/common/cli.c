@@ -14,13 +14,21 @@
  * Replay (engine none, and AFL++ builds given files): every FILE, and every
  * regular file directly inside each DIR, in name order.  A FILE ending in
  * .txt is op text and is encoded first.  A violation aborts (exit by
- * SIGABRT); otherwise the exit status is 0, or 2 when nothing was readable.
+ * SIGABRT); otherwise the exit status is 0, 1 when some argument was
+ * unreadable, or 2 when nothing was readable or there was nothing to replay
+ * (only empty directories).
+ *
+ * Only regular files are read, here and by --print and --encode: anything
+ * else (a FIFO, a socket, a device) is refused before it is opened - a FIFO
+ * blocks open() and read() until someone writes, /dev/zero never ends.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cgen.h"
 #include "harness.h"
@@ -35,14 +43,41 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && !strcmp(s + n - k, suffix);
 }
 
-static uint8_t *read_file(const char *path, size_t *len)
+/*
+ * The bytes of the regular file @path (malloc'ed, NUL-terminated), or NULL
+ * with errno set.  stat() decides before anything is opened (opening a
+ * device can have effects of its own); the open() cannot block on a FIFO
+ * put there since (O_NONBLOCK), and fstat() checks what was opened.
+ * Anything but a regular file sets *refused (errno is then meaningless).
+ */
+static uint8_t *read_file(const char *path, size_t *len, bool *refused)
 {
-	FILE *f = fopen(path, "rb");
+	struct stat st;
 	uint8_t *buf = NULL;
 	size_t cap = 0, n = 0;
 
-	if (!f)
+	*refused = false;
+	if (stat(path, &st))
 		return NULL;
+	if (!S_ISREG(st.st_mode)) {
+		*refused = true;
+		return NULL;
+	}
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	FILE *f = NULL;
+	if (!fstat(fd, &st)) {
+		*refused = !S_ISREG(st.st_mode);        /* replaced since the stat() */
+		if (!*refused)
+			f = fdopen(fd, "rb");
+	}
+	if (!f) {
+		int err = errno;
+		close(fd);
+		errno = err;
+		return NULL;
+	}
 	for (;;) {
 		if (n == cap) {
 			cap = cap ? 2 * cap : 4096;
@@ -90,9 +125,13 @@ static uint8_t *text_to_bytes(const struct mf_target *t, const char *path, const
 /* The input bytes of @path: read, and encoded first when it is op text. */
 static uint8_t *load_input(const struct mf_target *t, const char *path, size_t *len)
 {
-	uint8_t *data = read_file(path, len);
+	bool refused;
+	uint8_t *data = read_file(path, len, &refused);
 	if (!data) {
-		fprintf(stderr, "%s: cannot read: %s\n", path, strerror(errno ? errno : EIO));
+		if (refused)
+			fprintf(stderr, "%s: not a regular file (refused)\n", path);
+		else
+			fprintf(stderr, "%s: cannot read: %s\n", path, strerror(errno ? errno : EIO));
 		return NULL;
 	}
 	if (!ends_with(path, ".txt"))
@@ -181,10 +220,12 @@ int mf_main_options(const struct mf_target *t, int *argc, char ***argv)
 			if (i + 3 < *argc && !strcmp((*argv)[i + 2], "-o"))
 				out = (*argv)[i + 3];
 			size_t len, tlen;
-			uint8_t *text = in ? read_file(in, &tlen) : NULL;
+			bool refused = false;
+			uint8_t *text = in ? read_file(in, &tlen, &refused) : NULL;
 			if (!text) {
-				fprintf(stderr, "usage: %s --encode TEXT [-o OUT]%s%s\n", (*argv)[0],
-					in ? ": cannot read " : "", in ? in : "");
+				fprintf(stderr, "usage: %s --encode TEXT [-o OUT]%s%s%s\n", (*argv)[0],
+					in ? ": cannot read " : "", in ? in : "",
+					refused ? " (not a regular file)" : "");
 				exit(2);
 			}
 			uint8_t *bytes = text_to_bytes(t, in, (const char *)text, &len);
@@ -246,6 +287,7 @@ int mf_replay_main(const struct mf_target *t, int argc, char **argv)
 			"       %s --print FILE... | --encode TEXT [-o OUT] | --dict | --ops\n", argv[0], argv[0]);
 		return 2;
 	}
+	const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	for (int i = 1; i < argc; i++) {
 		struct stat st;
 		if (argv[i][0] == '-' && argv[i][1]) {
@@ -257,8 +299,14 @@ int mf_replay_main(const struct mf_target *t, int argc, char **argv)
 			bad++;
 			continue;
 		}
-		if (!S_ISDIR(st.st_mode)) {
+		if (S_ISREG(st.st_mode)) {
 			replay_file(t, argv[i]) ? bad++ : ok++;
+			continue;
+		}
+		/* Decided on stat() alone: opening a FIFO would wait for a writer. */
+		if (!S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "%s: %s: not a regular file or directory (refused)\n", prog, argv[i]);
+			bad++;
 			continue;
 		}
 		DIR *d = opendir(argv[i]);
@@ -275,21 +323,45 @@ int mf_replay_main(const struct mf_target *t, int argc, char **argv)
 			if (e->d_name[0] == '.' || stat(path, &st) || !S_ISREG(st.st_mode))
 				continue;
 			if (n == cap) {
-				cap = cap ? 2 * cap : 64;
-				char **nn = realloc(names, cap * sizeof(*names));
-				if (!nn)
-					break;
-				names = nn;
+				size_t ncap = cap ? 2 * cap : 64;
+				char **nn = realloc(names, ncap * sizeof(*names));
+				if (nn) {
+					names = nn;
+					cap = ncap;
+				}
 			}
-			names[n++] = strdup(path);
+			char *name = n < cap ? strdup(path) : NULL;
+			if (!name) {
+				/* Not a silent partial replay: the rest of DIR counts as unreadable. */
+				fprintf(stderr, "%s: %s: out of memory listing it\n", prog, argv[i]);
+				bad++;
+				break;
+			}
+			names[n++] = name;
 		}
 		closedir(d);
-		qsort(names, n, sizeof(*names), by_name);
+		/* qsort()'s base must not be NULL, even for no elements (C11 7.22.5). */
+		if (n)
+			qsort(names, n, sizeof(*names), by_name);
 		for (size_t k = 0; k < n; k++) {
 			replay_file(t, names[k]) ? bad++ : ok++;
 			free(names[k]);
 		}
 		free(names);
+	}
+	if (!ok && !bad) {
+		/*
+		 * Every argument an empty directory (or an option): a corpus path
+		 * gone wrong would otherwise pass as "replayed 0 inputs".
+		 */
+		unsigned int dirs = 0;
+		fprintf(stderr, "%s: no inputs to replay", prog);
+		for (int i = 1; i < argc; i++)
+			if (argv[i][0] != '-' || !argv[i][1])
+				fprintf(stderr, "%s%s", dirs++ ? ", " : " in ", argv[i]);
+		fprintf(stderr, "%s\n", dirs ? " (a DIR's inputs are the regular files directly inside it, not dotfiles)"
+			: " (only options given)");
+		return 2;
 	}
 	fprintf(stderr, "%s: replayed %lu inputs without a violation%s", t->name, ok, bad ? "" : "\n");
 	if (bad)

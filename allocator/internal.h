@@ -37,7 +37,7 @@ void del_page_from_free_list(struct zone *zone, struct page *page, unsigned int 
 void add_to_free_list(struct zone *zone, struct page *page, unsigned int order, int mt, bool tail);
 unsigned long move_freepages_block(struct zone *zone, struct page *page, int migratetype);
 void reserve_highatomic_pageblock(struct zone *zone, struct page *page, unsigned int order);
-bool unreserve_highatomic_pageblock(struct mm *mm, int highest_zoneidx, bool force);
+bool unreserve_highatomic_pageblock(struct mm *mm, int highest_zoneidx, int migratetype, bool force);
 void zone_free_page_range(struct zone *zone, unsigned long pfn, unsigned int order, int mt);
 void split_large_buddy(struct zone *zone, struct page *page, unsigned long pfn, unsigned int order);
 void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt);

@@ -295,6 +295,14 @@ static void fill_mixed(struct mm *mm, int check2_every, unsigned long nr_random_
 	}
 	CHECK_MM(mm, 3);
 
+	/*
+	 * The random frees left pages on pcp lists - other vCPUs', other
+	 * types' - that no allocation of the fill may take, and with nothing
+	 * to reclaim the slow path drains nothing (the kernel's
+	 * __alloc_pages_direct_reclaim() retries and drains only after
+	 * progress): drain them first, as a caller that wants every page must.
+	 */
+	drain_all_pages(mm, NULL);
 	for (int o = (int)c->max_order; o >= 0; o--)
 		while (world_alloc(&w, FILL_GFP, (unsigned int)o, ZONE_MOVABLE))
 			;

@@ -2,7 +2,9 @@
 /*
  * test_pcp.c - per-cpu page lists: refill by batch, trimming above high,
  * per-order lists, local and all-CPU drains, runtime high/batch updates
- * (including high < batch, the 2020 hang's trigger), the buddy prefetch
+ * (including high < batch, the 2020 hang's trigger), high following the
+ * low watermark when min_free_kbytes or watermark_scale_factor change,
+ * the buddy prefetch
  * option, isolated pageblocks bypassing the lists, and P1 catching a
  * corrupted count.
  */
@@ -156,6 +158,45 @@ static void test_runtime_update(void)
 	mm_destroy(mm);
 }
 
+/*
+ * setup_per_zone_wmarks() ends with zone_pcp_update() for every zone: the
+ * pcp high comes from the low watermark (zone_highsize(): low / nr_cpus,
+ * at least 4 batches), so a new min_free_kbytes or watermark_scale_factor
+ * changes it at once - not only at the next mm_reset().  A high set
+ * explicitly (mm_pcp_update()) stays.
+ */
+static void test_high_follows_watermarks(void)
+{
+	struct mm *mm = make(0, 0, false);
+	const struct mm_config *c = mm_get_config(mm);
+	struct zone *z = mm_zone(mm, ZONE_NORMAL);
+	struct mm_pcp_info info;
+	int prev = -1;
+
+	static const struct { unsigned long kbytes; unsigned int wsf; } steps[] = {
+		{ 4096, 10 }, { 16384, 10 }, { 1024, 10 }, { 1024, 1000 }, { 1024, 1 },
+	};
+	for (unsigned int i = 0; i < ARRAY_SIZE(steps); i++) {
+		REQUIRE(mm_set_min_free_kbytes(mm, steps[i].kbytes) == 0);
+		REQUIRE(mm_set_watermark_scale_factor(mm, steps[i].wsf) == 0);
+		REQUIRE(mm_pcp_info(mm, ZONE_NORMAL, 0, &info) == 0);
+		long want = (long)(zone_wmark_pages(z, WMARK_LOW) / c->nr_cpus);
+		if (want < 4L * info.batch)
+			want = 4L * info.batch;
+		CHECK_MSG(info.high == want, "min_free_kbytes %lu, scale %u: pcp high %d, low watermark %lu / %u cpus "
+			  "gives %ld", steps[i].kbytes, steps[i].wsf, info.high, zone_wmark_pages(z, WMARK_LOW),
+			  c->nr_cpus, want);
+		CHECK(info.high != prev);                     /* every step moves the low watermark */
+		prev = info.high;
+		CHECK_MM(mm, 3);
+	}
+	REQUIRE(mm_pcp_update(mm, 50, 5) == 0);
+	REQUIRE(mm_set_min_free_kbytes(mm, 8192) == 0);
+	REQUIRE(mm_pcp_info(mm, ZONE_NORMAL, 0, &info) == 0);
+	CHECK(info.high == 50 && info.batch == 5);
+	mm_destroy(mm);
+}
+
 /* The prefetch option changes when pages are collected, never the result. */
 static void test_prefetch_same_result(void)
 {
@@ -276,6 +317,7 @@ int main(void)
 	test_refill_and_trim();
 	test_drain_all_and_zones();
 	test_runtime_update();
+	test_high_follows_watermarks();
 	test_prefetch_same_result();
 	test_prefetch_edges();
 	test_isolated_bypass();

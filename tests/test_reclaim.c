@@ -13,7 +13,10 @@
  *  - an allocation that cannot be satisfied returns NULL and changes
  *    nothing but ALLOCFAIL and ALLOCSTALL (free lists, NR_FREE_PAGES, the
  *    other counters, reports, the checker);
- *  - __GFP_NORETRY: one reclaim attempt; without it a bounded retry loop;
+ *  - __GFP_NORETRY: one reclaim attempt; without it a bounded retry loop,
+ *    of one round for a costly order (above PAGE_ALLOC_COSTLY_ORDER);
+ *  - reclaim that freed nothing retries nothing and drains nothing: pages
+ *    on a pcp list stay there (reclaim that freed some drains them);
  *  - SHRINK_STOP ends a shrinker's scan for this reclaim pass;
  *  - registration rules, and the shrink_control the shrinker sees.
  *
@@ -523,11 +526,103 @@ static void test_noretry_and_stop(void)
 	mm_destroy(mm);
 }
 
+/*
+ * __alloc_pages_direct_reclaim(): no progress, no retry - and so no drain
+ * of the pcp lists, which only a retry that still failed would do.  40
+ * pages on the pcp list would lift the zone above min (100 + 40 > 128);
+ * a reclaim that frees nothing leaves them there and the allocation fails;
+ * one that frees 10 pages (onto the pcp list: 100 < 128 still) retries,
+ * fails, drains, and succeeds.
+ */
+static void test_no_progress_no_drain(void)
+{
+	struct mm *mm = make_one_zone();
+	struct zone *z = mm_zone(mm, ZONE_NORMAL);
+	struct cache pc, client;
+	struct mm_pcp_info info;
+	struct counters k0, k1;
+
+	cache_init(&pc, mm);
+	cache_init(&client, mm);
+	while (zone_free_pages(z) > 110)
+		cache_add(&client, alloc_pages(mm, GFP_KERNEL | __GFP_MEMALLOC, 0));
+	for (int i = 0; i < 10; i++)
+		cache_add(&pc, alloc_pages(mm, GFP_KERNEL | __GFP_MEMALLOC, 0));
+	drain_all_pages(mm, NULL);
+	REQUIRE(zone_free_pages(z) == 100);
+	for (int i = 0; i < 40; i++) {                       /* onto the pcp list (high 160) */
+		__free_pages(mm, client.pages[client.head + client.n - 1], 0);
+		client.n--;
+	}
+	REQUIRE(mm_pcp_info(mm, ZONE_NORMAL, 0, &info) == 0);
+	REQUIRE(info.count == 40 && zone_free_pages(z) == 100);
+	CHECK(register_shrinker(mm, &pc.shrinker) == 0);
+
+	pc.mode = CACHE_STUCK;
+	take(mm, &k0);
+	struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
+	take(mm, &k1);
+	REQUIRE(mm_pcp_info(mm, ZONE_NORMAL, 0, &info) == 0);
+	CHECK_MSG(p == NULL && info.count == 40 && zone_free_pages(z) == 100,
+		  "no progress: allocation %s, pcp count %d (40), free %ld (100) - the pcp lists were drained",
+		  p ? "succeeded" : "failed", info.count, zone_free_pages(z));
+	CHECK(delta(&k0, &k1, ALLOCSTALL) == 17);             /* MAX_RECLAIM_RETRIES + 1 rounds */
+	if (p)
+		cache_add(&client, p);
+
+	pc.mode = CACHE_FREES;
+	reset_stats(&pc);
+	p = alloc_pages(mm, GFP_KERNEL, 0);
+	CHECK_MSG(p != NULL, "progress, then a drain: 100 + 40 + 10 pages are above min 128");
+	CHECK(pc.freed == 10);
+	REQUIRE(mm_pcp_info(mm, ZONE_NORMAL, 0, &info) == 0);
+	CHECK(info.count == 0);
+	if (p)
+		cache_add(&client, p);
+	CHECK_MM(mm, 3);
+	unregister_shrinker(mm, &pc.shrinker);
+	cache_drop(&pc);
+	cache_drop(&client);
+	mm_destroy(mm);
+}
+
+/*
+ * A costly order (above PAGE_ALLOC_COSTLY_ORDER) is not retried without
+ * __GFP_RETRY_MAYFAIL (which the model does not have): one reclaim round,
+ * where order 3 goes round MAX_RECLAIM_RETRIES + 1 times.
+ */
+static void test_costly_order_one_round(void)
+{
+	struct mm *mm = make_one_zone();
+	struct cache pc;
+	struct counters k0, k1;
+
+	cache_init(&pc, mm);
+	cache_fill(&pc, GFP_KERNEL | __GFP_MEMALLOC | __GFP_NORETRY);
+	CHECK(register_shrinker(mm, &pc.shrinker) == 0);
+	pc.mode = CACHE_STUCK;
+	static const struct { unsigned int order; unsigned long rounds; } cases[] = {
+		{ 0, 17 }, { 3, 17 }, { 4, 1 }, { 9, 1 },
+	};
+	for (unsigned int i = 0; i < ARRAY_SIZE(cases); i++) {
+		take(mm, &k0);
+		CHECK(alloc_pages(mm, GFP_KERNEL, cases[i].order) == NULL);
+		take(mm, &k1);
+		CHECK_MSG(delta(&k0, &k1, ALLOCSTALL) == cases[i].rounds, "order %u: %lu reclaim rounds, want %lu",
+			  cases[i].order, delta(&k0, &k1, ALLOCSTALL), cases[i].rounds);
+	}
+	unregister_shrinker(mm, &pc.shrinker);
+	cache_drop(&pc);
+	mm_destroy(mm);
+}
+
 int main(void)
 {
 	test_reclaim_then_succeed();
 	test_skip_rule();
 	test_failure_has_no_side_effects();
+	test_no_progress_no_drain();
+	test_costly_order_one_round();
 	test_noretry_and_stop();
 	TEST_DONE();
 }

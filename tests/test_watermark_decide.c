@@ -286,7 +286,7 @@ static void test_modern_highatomic(void)
 	 * Give the reservation back while a highatomic block is still on the
 	 * highatomic list: the pageblock's free pages serve everyone again.
 	 */
-	CHECK(unreserve_highatomic_pageblock(l.mm, ZONE_NORMAL, true));
+	CHECK(unreserve_highatomic_pageblock(l.mm, ZONE_NORMAL, MIGRATE_MOVABLE, true));
 	CHECK(l.z->nr_reserved_highatomic == 0);
 	CHECK(list_empty(&l.z->free_area[2].free_list[MIGRATE_HIGHATOMIC]) &&
 	      list_empty(&l.z->free_area[3].free_list[MIGRATE_HIGHATOMIC]));
@@ -335,7 +335,7 @@ static void test_modern_highatomic(void)
 	CHECK(zone_nr_free(z, 9) == 2 && zone_nr_free(z, 10) == 0);
 	CHECK(!list_empty(&z->free_area[9].free_list[MIGRATE_HIGHATOMIC]));
 	CHECK_MM(mm, 3);
-	CHECK(unreserve_highatomic_pageblock(mm, ZONE_NORMAL, true));
+	CHECK(unreserve_highatomic_pageblock(mm, ZONE_NORMAL, MIGRATE_MOVABLE, true));
 	CHECK_MSG(zone_nr_free(z, 10) == 1 && zone_nr_free(z, 9) == 0,
 		  "unreserved pageblock not merged with its free buddy: order-9 %lu, order-10 %lu",
 		  zone_nr_free(z, 9), zone_nr_free(z, 10));
@@ -344,6 +344,33 @@ static void test_modern_highatomic(void)
 		__free_pages(mm, blk[i], 4);
 	CHECK(zone_nr_free(z, 10) == 2 && zone_free_pages(z) == 2048);
 	CHECK_MM(mm, 3);
+
+	/*
+	 * unreserve hands the block to the failing request's migratetype
+	 * (ac->migratetype), whatever it is - not always to movable: with the
+	 * allocation still out (the free pages below pageblock order move,
+	 * move_freepages_block()) and freed first (the whole pageblock free,
+	 * it moves as one block, change_pageblock_range()).
+	 */
+	static const int types[] = { MIGRATE_UNMOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_MOVABLE };
+	for (unsigned int t = 0; t < 2 * ARRAY_SIZE(types); t++) {
+		int type = types[t / 2];
+		bool freed_first = t % 2;
+		struct page *a = alloc_pages(mm, GFP_HIGHUSER_MOVABLE, 4);
+		REQUIRE(a);
+		unsigned long pfn = page_to_pfn(mm, a);
+		reserve_highatomic_pageblock(z, a, 4);
+		REQUIRE(z->nr_reserved_highatomic == 512);
+		if (freed_first)
+			__free_pages(mm, a, 4);
+		CHECK(unreserve_highatomic_pageblock(mm, ZONE_NORMAL, type, true));
+		CHECK_MSG(get_pfnblock_migratetype(mm, a, pfn) == type, "unreserved for type %d (%s): the block is %d",
+			  type, freed_first ? "all free" : "in use", get_pfnblock_migratetype(mm, a, pfn));
+		CHECK(z->nr_reserved_highatomic == 0);
+		if (!freed_first)
+			__free_pages(mm, a, 4);
+		CHECK_MM(mm, 3);
+	}
 	mm_destroy(mm);
 }
 

@@ -202,14 +202,37 @@ static void test_tunables_move_the_ladder(void)
 	free(keep);
 }
 
+/* A shrinker holding one page: reclaim frees it (onto a pcp list) once. */
+static struct page *held_page;
+static struct mm *held_mm;
+
+static unsigned long held_count(struct shrinker *s, struct shrink_control *sc)
+{
+	(void)s, (void)sc;
+	return held_page != NULL;
+}
+
+static unsigned long held_scan(struct shrinker *s, struct shrink_control *sc)
+{
+	(void)s, (void)sc;
+	if (!held_page)
+		return 0;
+	__free_pages(held_mm, held_page, 0);
+	held_page = NULL;
+	return 1;
+}
+
 /*
  * __GFP_MEMALLOC must reach a free page that only the slow path's pcp
- * drain makes visible: every page allocated as movable, one freed (it
- * waits on the movable pcp list), then an unmovable __GFP_MEMALLOC
- * request.  Its first tries find nothing (the buddy is empty, the page is
- * on another type's pcp list); the drain puts the page in the buddy, and
- * the retry - still ALLOC_NO_WATERMARKS, as in the kernel, where
+ * drain makes visible: every page allocated as movable, one handed to a
+ * shrinker, then an unmovable __GFP_MEMALLOC request.  Its first tries
+ * find nothing (the buddy is empty); reclaim frees the shrinker's page,
+ * which waits on the movable pcp list - another type's; the retry after
+ * reclaim's progress fails, the drain puts the page in the buddy, and the
+ * retry after it - still ALLOC_NO_WATERMARKS, as in the kernel, where
  * reserve_flags replace alloc_flags for every later attempt - takes it.
+ * (Without progress the kernel drains nothing: __alloc_pages_direct_reclaim
+ * retries only after reclaim freed something.)
  */
 static void test_memalloc_after_drain(void)
 {
@@ -218,8 +241,13 @@ static void test_memalloc_after_drain(void)
 	unsigned long nkeep = 0;
 	unsigned long n = fill(mm, GFP_HIGHUSER_MOVABLE | __GFP_MEMALLOC | __GFP_NORETRY, ZONE_MOVABLE, &keep, &nkeep);
 	CHECK(n == mm_nr_valid_pages(mm));
-	__free_pages(mm, keep[--nkeep], 0);
+	struct shrinker sh = { .count_objects = held_count, .scan_objects = held_scan };
+	held_mm = mm;
+	held_page = keep[--nkeep];
+	REQUIRE(register_shrinker(mm, &sh) == 0);
 	struct page *p = alloc_pages(mm, GFP_KERNEL | __GFP_MEMALLOC, 0);
+	CHECK(held_page == NULL);
+	unregister_shrinker(mm, &sh);
 	CHECK_MSG(p != NULL, "__GFP_MEMALLOC failed with a free page on a pcp list: after the drain alloc.c retries "
 		  "at the min watermark instead of with ALLOC_NO_WATERMARKS");
 	if (p)

@@ -200,7 +200,8 @@ static struct page *get_page_from_freelist(struct mm *mm, gfp_t gfp, unsigned in
 /*
  * __alloc_pages_slowpath(): lower the watermark to min (with the reserves
  * the gfp allows), reclaim through the shrinkers, give back highatomic
- * reserves and drain the pcp lists, retry while reclaim makes progress.
+ * reserves and drain the pcp lists, retry while reclaim makes progress
+ * (orders up to PAGE_ALLOC_COSTLY_ORDER; a costly order gets one round).
  * No OOM killer: after the retries the allocation fails with no side effects.
  */
 static noinline struct page *__alloc_pages_slowpath(struct mm *mm, gfp_t gfp, unsigned int order,
@@ -227,25 +228,47 @@ static noinline struct page *__alloc_pages_slowpath(struct mm *mm, gfp_t gfp, un
 	}
 
 	while (can_direct_reclaim && loops++ < 4 * MAX_RECLAIM_RETRIES) {
-		/* __alloc_pages_direct_reclaim(): reclaim, retry, and once drain and retry. */
+		/* retry: the freelists first (others may have freed meanwhile). */
+		if (loops > 1) {
+			page = get_page_from_freelist(mm, gfp, order, alloc_flags, highest_zoneidx, migratetype);
+			if (page)
+				return page;
+		}
+		/*
+		 * __alloc_pages_direct_reclaim(): reclaim; when it freed
+		 * something, retry, and once give back a highatomic block,
+		 * drain every pcp list and retry.  Reclaim that freed nothing
+		 * retries nothing, drains nothing.
+		 */
 		unsigned long progress = try_to_free_pages(mm, gfp, order, highest_zoneidx);
 
-		page = get_page_from_freelist(mm, gfp, order, alloc_flags, highest_zoneidx, migratetype);
-		if (!page) {
-			/* Pages may be pinned on the per-cpu lists or the highatomic reserve. */
-			unreserve_highatomic_pageblock(mm, highest_zoneidx, false);
-			drain_all_pages(mm, NULL);
+		if (progress) {
 			page = get_page_from_freelist(mm, gfp, order, alloc_flags, highest_zoneidx, migratetype);
+			if (!page) {
+				/* Pages may be pinned on the per-cpu lists or the highatomic reserve. */
+				unreserve_highatomic_pageblock(mm, highest_zoneidx, migratetype, false);
+				drain_all_pages(mm, NULL);
+				page = get_page_from_freelist(mm, gfp, order, alloc_flags, highest_zoneidx, migratetype);
+			}
+			if (page)
+				return page;
 		}
-		if (page)
-			return page;
 		/* Do not loop if specifically requested */
 		if (gfp & __GFP_NORETRY)
 			break;
+		/*
+		 * Do not retry costly high-order allocations (the kernel's
+		 * unless __GFP_RETRY_MAYFAIL and compaction, neither of which
+		 * the model has): reclaim's progress says nothing of whether
+		 * such an order will form.
+		 */
+		if (order > PAGE_ALLOC_COSTLY_ORDER)
+			break;
+		/* should_reclaim_retry() */
 		no_progress_loops = progress ? 0 : no_progress_loops + 1;
 		if (no_progress_loops > MAX_RECLAIM_RETRIES) {
-			/* should_reclaim_retry(): last chance - the highatomic reserve too. */
-			if (unreserve_highatomic_pageblock(mm, highest_zoneidx, true))
+			/* Before failing (the kernel: before OOM), exhaust the highatomic reserve. */
+			if (unreserve_highatomic_pageblock(mm, highest_zoneidx, migratetype, true))
 				continue;
 			break;
 		}

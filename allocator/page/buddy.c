@@ -538,10 +538,13 @@ void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt)
 
 /*
  * unreserve_highatomic_pageblock(): before failing an allocation, give a
- * highatomic pageblock back to ordinary use.  Unless @force, the last
- * reserved pageblock of a zone is kept.
+ * highatomic pageblock back to ordinary use - to the failing request's
+ * @migratetype (ac->migratetype), not to the stealing heuristics: the
+ * caller needs the pages, and a block always handed to one type would
+ * leave more pageblocks that cannot be freed whole.  Unless @force, the
+ * last reserved pageblock of a zone is kept.
  */
-bool unreserve_highatomic_pageblock(struct mm *mm, int highest_zoneidx, bool force)
+bool unreserve_highatomic_pageblock(struct mm *mm, int highest_zoneidx, int migratetype, bool force)
 {
 	for (int z = highest_zoneidx; z >= 0; z--) {
 		struct zone *zone = &mm->zones[z];
@@ -566,19 +569,19 @@ bool unreserve_highatomic_pageblock(struct mm *mm, int highest_zoneidx, bool for
 			unsigned long size = MAX(pageblock_nr_pages(mm), 1UL << order);
 			zone->nr_reserved_highatomic -= MIN(size, zone->nr_reserved_highatomic);
 			if (order < mm->pageblock_order) {
-				set_pageblock_migratetype(zone, pfn, MIGRATE_MOVABLE);
-				if (!move_freepages_block(zone, page, MIGRATE_MOVABLE))
+				set_pageblock_migratetype(zone, pfn, migratetype);
+				if (!move_freepages_block(zone, page, migratetype))
 					continue;
 			} else {
 				/* A block spanning pageblocks: all of them change, the block moves whole. */
-				move_to_free_list(zone, page, order, MIGRATE_MOVABLE);
-				change_pageblock_range(zone, pfn, order, MIGRATE_MOVABLE);
+				move_to_free_list(zone, page, order, migratetype);
+				change_pageblock_range(zone, pfn, order, migratetype);
 			}
 			/*
 			 * A fully free pageblock did not merge with its free
 			 * buddy while it was highatomic; now it may (B3).
 			 */
-			remerge_pageblock(zone, pfn, MIGRATE_MOVABLE);
+			remerge_pageblock(zone, pfn, migratetype);
 			spin_unlock_irqrestore(&zone->lock, flags);
 			return true;
 		}

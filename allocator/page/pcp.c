@@ -172,6 +172,19 @@ void pcp_reset_high_and_batch(struct mm *mm)
 }
 
 /*
+ * zone_pcp_update() of every zone, under pcp_batch_high_lock: the end of
+ * the kernel's setup_per_zone_wmarks() - the pcp high follows the low
+ * watermark (zone_highsize()), so a new min_free_kbytes or
+ * watermark_scale_factor changes it at once.
+ */
+void zone_pcp_update_all(struct mm *mm)
+{
+	mutex_lock(&mm->pcp_batch_high_lock);
+	pcp_reset_high_and_batch(mm);
+	mutex_unlock(&mm->pcp_batch_high_lock);
+}
+
+/*
  * pcp_spin_trylock(): pin the task to its vCPU (preempt_disable), then try
  * the lock of this vCPU's pcp.  NULL if it is held - by an interrupted task
  * on this vCPU or by a remote drainer.

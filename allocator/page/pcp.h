@@ -52,6 +52,7 @@ int pcp_setup(struct mm *mm, char *err, size_t errlen);
 void pcp_teardown(struct mm *mm);
 void pcp_reset(struct mm *mm);
 void pcp_reset_high_and_batch(struct mm *mm);
+void zone_pcp_update_all(struct mm *mm);                    /* after the watermarks change */
 
 struct page *rmqueue_pcplist(struct zone *zone, unsigned int order, int migratetype,
 			     unsigned int alloc_flags);

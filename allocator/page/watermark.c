@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "page/pcp.h"
 
 static const unsigned int default_lowmem_reserve_ratio[MAX_NR_ZONES] = { 256, 256, 32, 0 };
 
@@ -126,6 +127,7 @@ int mm_set_min_free_kbytes(struct mm *mm, unsigned long kbytes)
 		return -1;
 	mm->cfg.min_free_kbytes = kbytes;
 	init_per_zone_wmark_min(mm);
+	zone_pcp_update_all(mm);                /* setup_per_zone_wmarks()'s last step */
 	return 0;
 }
 
@@ -135,6 +137,7 @@ int mm_set_watermark_scale_factor(struct mm *mm, unsigned int factor)
 		return -1;
 	mm->cfg.watermark_scale_factor = factor;
 	setup_per_zone_wmarks(mm);
+	zone_pcp_update_all(mm);                /* setup_per_zone_wmarks()'s last step */
 	return 0;
 }
 

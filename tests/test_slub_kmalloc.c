@@ -172,6 +172,35 @@ __attribute__((no_sanitize("address"), noinline)) static unsigned char peek8(con
 	return *(const volatile unsigned char *)p;
 }
 
+/*
+ * kzalloc from a kmalloc cache with red zones but no SLAB_STORE_USER:
+ * slab_post_alloc_hook() zeroes the request only (its test is on either
+ * flag), the bytes past it keep what the last user wrote - in the kernel
+ * as here.
+ */
+static void test_zero_size_red_zone_only(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "kmalloc-rz-only", 32, 0,
+						 SLAB_RED_ZONE | SLAB_KMALLOC | SLAB_NO_MERGE, NULL);
+	REQUIRE(s);
+	unsigned char *p = kmalloc_trace(s, GFP_KERNEL, 32);
+	REQUIRE(p);
+	memset(p, 0xaa, 32);
+	kmem_cache_free(s, p);
+	unsigned char *q = kmalloc_trace(s, GFP_KERNEL | __GFP_ZERO, 18);
+	REQUIRE(q == p);                                   /* LIFO: the same object */
+	bool zero = true;
+	for (int i = 0; i < 18; i++)
+		zero &= q[i] == 0;
+	CHECK(zero);
+	CHECK_MSG(peek8(q + 31) == 0xaa, "byte 31 of an 18-byte kzalloc is %#x: zeroed past the request",
+		  peek8(q + 31));
+	kmem_cache_free(s, q);
+	kmem_cache_destroy(s);
+	mm_destroy(mm);
+}
+
 static void test_krealloc(void)
 {
 	struct mm *mm = new_mm(NULL);
@@ -312,6 +341,7 @@ int main(void)
 	test_size_classes();
 	test_large();
 	test_zero_and_null();
+	test_zero_size_red_zone_only();
 	test_krealloc();
 	test_array();
 	test_bad_kfree();

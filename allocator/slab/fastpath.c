@@ -152,13 +152,16 @@ static __always_inline void maybe_wipe_obj_freeptr(struct kmem_cache *s, void *o
 /*
  * slab_post_alloc_hook() (Linux 6.6): the objects become the client's:
  * KASAN unpoisons exactly the usable bytes (@orig_size: the request of a
- * kmalloc, else the object size), zeroing if asked (never past the request
- * when a kmalloc red zone follows it).
+ * kmalloc, else the object size), zeroing if asked - of a kmalloc cache
+ * with SLAB_STORE_USER or SLAB_RED_ZONE debugging only the request, the
+ * rest being red-zoned (or, without STORE_USER to keep the request, left
+ * as it is): the kernel's test is on either flag.
  */
 bool slab_post_alloc_hook(struct kmem_cache *s, gfp_t gfp, size_t size, void **p, bool init,
 			  unsigned int orig_size)
 {
-	unsigned int zero_size = slub_debug_orig_size(s) ? orig_size : s->object_size;
+	unsigned int zero_size = kmem_cache_debug_flags(s, SLAB_STORE_USER | SLAB_RED_ZONE) &&
+				 (s->flags & SLAB_KMALLOC) ? orig_size : s->object_size;
 
 	(void)gfp;
 	for (size_t i = 0; i < size; i++) {

@@ -371,6 +371,44 @@ static void test_store_user_and_trace(void)
 	mm_destroy(mm);
 }
 
+/*
+ * free_slab() checks the slab's padding (slab_pad_check()) before its
+ * objects: a slab with consistency checks and poisoning, its tail
+ * padding overwritten, reports "Padding overwritten" and restores the
+ * padding when it is discarded - here by kmem_cache_shrink() - not only
+ * on validate.
+ */
+static void test_padding_at_free_slab(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_pad_free", 1000, 0,
+						 SLAB_CONSISTENCY_CHECKS | SLAB_POISON | SLAB_NO_MERGE, NULL);
+	struct kmem_cache_info i;
+	REQUIRE(s);
+	REQUIRE(!kmem_cache_get_info(s, &i));
+	size_t slab_bytes = (size_t)MM_PAGE_SIZE << i.order;
+	REQUIRE(slab_bytes % i.size != 0);                  /* there is padding */
+	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
+	REQUIRE(p);
+	/* The slab: the naturally aligned block of 2^order pages around p. */
+	struct page *pg = virt_to_page(mm, p);
+	REQUIRE(pg);
+	unsigned long in_slab = page_to_pfn(mm, pg) & ((1UL << i.order) - 1);
+	unsigned char *start = (unsigned char *)page_address(mm, pg) - in_slab * MM_PAGE_SIZE;
+	kmem_cache_free(s, p);                              /* its checks (check_slab()) would find it */
+	poke8(start + slab_bytes - 1, 0x42);
+	unsigned long r = mm_nr_reports(mm);
+	kmem_cache_shrink(s);
+	/* slab_err()'s "Padding overwritten", then slab_fix()'s restore (the last report kept) */
+	CHECK_MSG(mm_nr_reports(mm) == r + 2 && last_says(mm, "Restoring slab padding"),
+		  "%lu reports at the discard of a slab with its padding overwritten, the last: %s",
+		  mm_nr_reports(mm) - r, mm_last_report(mm)->msg);
+	REQUIRE(!kmem_cache_get_info(s, &i));
+	CHECK(i.nr_slabs == 0);                             /* it was discarded */
+	kmem_cache_destroy(s);
+	mm_destroy(mm);
+}
+
 int main(void)
 {
 	test_option_string();
@@ -380,5 +418,6 @@ int main(void)
 	test_naive_double_free();
 	test_leak_destroy();
 	test_store_user_and_trace();
+	test_padding_at_free_slab();
 	TEST_DONE();
 }

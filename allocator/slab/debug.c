@@ -386,7 +386,7 @@ static bool check_pad_bytes(struct kmem_cache *s, struct page *slab, unsigned ch
 }
 
 /* slab_pad_check(): the bytes after the last object of a poisoned slab. */
-static void slab_pad_check(struct kmem_cache *s, struct page *slab)
+void slab_pad_check(struct kmem_cache *s, struct page *slab)
 {
 	unsigned char *start, *end, *pad, *fault;
 	size_t length, remainder;

@@ -731,6 +731,7 @@ void setup_object_debug(struct kmem_cache *s, void *object);
 void setup_slab_debug(struct kmem_cache *s, struct page *slab, void *addr);
 void init_object(struct kmem_cache *s, void *object, unsigned char val);
 bool check_object(struct kmem_cache *s, struct page *slab, void *object, unsigned char val);
+void slab_pad_check(struct kmem_cache *s, struct page *slab);
 void *alloc_single_from_partial(struct kmem_cache *s, struct kmem_cache_node *n, struct page *slab,
 				unsigned int orig_size);
 void *alloc_single_from_new_slab(struct kmem_cache *s, struct page *slab, unsigned int orig_size);

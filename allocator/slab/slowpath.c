@@ -174,11 +174,12 @@ static void __free_slab(struct kmem_cache *s, struct page *slab)
 	__free_pages(s->mm, slab, order);
 }
 
-/* free_slab(): with consistency checks, every object is checked one last time. */
+/* free_slab(): with consistency checks, the slab's padding and every object are checked one last time. */
 void free_slab(struct kmem_cache *s, struct page *slab)
 {
 	if (kmem_cache_debug_flags(s, SLAB_CONSISTENCY_CHECKS)) {
 		void *p;
+		slab_pad_check(s, slab);
 		for_each_object(p, s, slab_address(s->mm, slab), slab_objects(slab))
 			check_object(s, slab, p, SLUB_RED_INACTIVE);
 	}

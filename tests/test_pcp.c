@@ -5,7 +5,7 @@
  * (including high < batch, the 2020 hang's trigger), high following the
  * low watermark when min_free_kbytes or watermark_scale_factor change,
  * the buddy prefetch
- * option, isolated pageblocks bypassing the lists, and P1 catching a
+ * option, free_factor scaling the trims without a cap (6.6), isolated pageblocks bypassing the lists, and P1 catching a
  * corrupted count.
  */
 #include <string.h>
@@ -282,6 +282,49 @@ static void test_isolated_bypass(void)
 	mm_destroy(mm);
 }
 
+/*
+ * Freeing without allocating doubles each trim (free_factor) until a trim
+ * frees all it may, high - batch: Linux 6.6 has no PCP_BATCH_SCALE_MAX
+ * (6.7), so with batch 4 and high 4000 a trim frees 4, 8, ... 2048 pages,
+ * not at most 4 << 5 = 128.  An allocation halves the factor again.
+ */
+static void test_free_factor_scaling(void)
+{
+	enum { N = 4400 };
+	struct mm *mm = make(4000, 4, false);
+	struct per_cpu_pages *pcp = &mm_zone(mm, ZONE_NORMAL)->per_cpu_pageset[0];
+	static struct page *pages[N];
+	int n = 0;
+	while (n < N && (pages[n] = alloc_pages(mm, GFP_KERNEL | __GFP_NOWARN, 0)))
+		n++;
+	CHECK_MSG(n > 4300, "only %d order-0 pages", n);
+	REQUIRE(n > 4300);
+	CHECK(pcp->free_factor == 0);
+	int largest = 0, trims = 0;
+	for (int i = 0; i < n; i++) {
+		int before = pcp_count(mm, ZONE_NORMAL);
+		__free_pages(mm, pages[i], 0);
+		int freed = before + 1 - pcp_count(mm, ZONE_NORMAL);
+		if (freed > 0)
+			trims++;
+		if (freed > largest)
+			largest = freed;
+		CHECK_MSG(pcp_count(mm, ZONE_NORMAL) < 4000, "free %d left %d pages on the list", i,
+			  pcp_count(mm, ZONE_NORMAL));
+	}
+	CHECK_MSG(largest >= 256, "the largest trim freed %d pages (capped at batch << 5?)", largest);
+	CHECK_MSG(trims >= 7, "%d trims", trims);
+	CHECK_MSG(pcp->free_factor > 5, "free_factor %d", pcp->free_factor);
+	CHECK_MM(mm, 3);
+	short ff = pcp->free_factor;
+	struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
+	REQUIRE(p);
+	CHECK(pcp->free_factor == ff >> 1);
+	__free_pages(mm, p, 0);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
 /* The checker must see a broken pcp: a wrong count and a page of another zone. */
 static void test_p1_detects(void)
 {
@@ -321,6 +364,7 @@ int main(void)
 	test_prefetch_same_result();
 	test_prefetch_edges();
 	test_isolated_bypass();
+	test_free_factor_scaling();
 	test_p1_detects();
 	TEST_DONE();
 }

@@ -38,7 +38,6 @@
 #include "page/pcp.h"
 
 #define MIN_PERCPU_PAGELIST_HIGH_FRACTION 8
-#define PCP_BATCH_SCALE_MAX 5
 
 /* zone_batchsize(): ~0.1% of the zone or 1 MiB, /4, clamped to 2^n - 1, at least 1. */
 static int zone_batchsize(struct zone *zone)
@@ -426,11 +425,18 @@ static int nr_pcp_free(struct per_cpu_pages *pcp, int high, bool free_high)
 	 */
 	if (unlikely(max_nr_free < min_nr_free))
 		return MAX(pcp->count - high + 1, 1);
-	/* Double the number of pages freed each time there is subsequent freeing without allocation. */
-	batch <<= pcp->free_factor;
-	if (batch < max_nr_free && pcp->free_factor < PCP_BATCH_SCALE_MAX)
+	/*
+	 * Double the number of pages freed each time there is subsequent
+	 * freeing without allocation, until a trim frees all it may (high -
+	 * batch).  Linux 6.6 has no other cap: PCP_BATCH_SCALE_MAX (at most
+	 * batch << 5 per trim) came in 6.7.  In a long: the factor (at most
+	 * ~22, high <= 2^22) may have grown under a smaller batch than a
+	 * runtime update set since.
+	 */
+	long scaled = (long)batch << pcp->free_factor;
+	if (scaled < max_nr_free)
 		pcp->free_factor++;
-	return MIN(MAX(batch, min_nr_free), max_nr_free);
+	return (int)MIN(MAX(scaled, (long)min_nr_free), (long)max_nr_free);
 }
 
 /*
@@ -674,10 +680,15 @@ void pcp_for_each_page_locked(struct mm *mm, mm_mark_fn fn, void *w)
  * an order-3 one was added), and a runtime update may lower high below what
  * the list holds.  The bound checked is the one the trimming guarantees:
  * count < max(high, the high in force when the list last filled) + batch
- * scaled by free_factor + one costly-order page per list, where high and
+ * << P1_BATCH_SLACK_SHIFT + one costly-order page per list, where high and
  * batch are the largest in force since the lists last fell under high:
- * runtime updates do not drain (zone_pcp_update() neither).
+ * runtime updates do not drain (zone_pcp_update() neither).  The batch term
+ * is slack for a refill (rmqueue_bulk() adds a batch to one list however
+ * full the others are); a trim frees at most high - batch, so the free side
+ * needs none.
  */
+#define P1_BATCH_SLACK_SHIFT 5
+
 static __mm_checker bool pcp_check_one(struct mm *mm, struct zone *zone, int cpu, struct per_cpu_pages *pcp,
 			  struct mm_violation *v)
 {
@@ -722,7 +733,7 @@ static __mm_checker bool pcp_check_one(struct mm *mm, struct zone *zone, int cpu
 				  zone->name, cpu, pcp->count, pages);
 	int high = atomic_load_explicit(&pcp->high, memory_order_relaxed);
 	int batch = atomic_load_explicit(&pcp->batch, memory_order_relaxed);
-	long bound = (long)MAX(high, pcp->high_seen) + ((long)MAX(batch, pcp->batch_seen) << PCP_BATCH_SCALE_MAX) +
+	long bound = (long)MAX(high, pcp->high_seen) + ((long)MAX(batch, pcp->batch_seen) << P1_BATCH_SLACK_SHIFT) +
 		     (long)NR_PCP_LISTS * (1L << PAGE_ALLOC_COSTLY_ORDER);
 	if (pcp->count > bound)
 		return mm_violate(v, MM_INV_P1, zone->idx, cpu, ~0UL, 0, bound, pcp->count,

@@ -42,6 +42,12 @@ static inline unsigned int pindex_to_order(unsigned int pindex)
 	return pindex / MIGRATE_PCPTYPES;
 }
 
+/*
+ * pcp_allowed_order() of a kernel without CONFIG_TRANSPARENT_HUGEPAGE
+ * (NR_PCP_THP 0): only orders up to PAGE_ALLOC_COSTLY_ORDER have lists.
+ * With THP, Linux 6.6 adds one list for pageblock-order pages (all
+ * migratetypes on it); the model has no THP.
+ */
 static inline bool pcp_allowed_order(unsigned int order)
 {
 	return order <= PAGE_ALLOC_COSTLY_ORDER;

@@ -325,8 +325,11 @@ void mf_cgen_config(struct mf_ctx *c, const struct mm_config *g)
 	fprintf(f, "\tmm = mm_create(&cfg, err, sizeof(err));\n"
 		   "\tif (!mm) {\n\t\tfprintf(stderr, \"mm_create: %%s\\n\", err);\n\t\treturn 2;\n\t}\n"
 		   "\tcheck_at(-1, 3);\n");
-	/* What mf_instance() does: every input starts from mm_reset()'s state, on vCPU 0. */
-	fprintf(f, "\tmm_reset(mm);\n\tmm_cpu_attach(mm, 0);\n");
+	/*
+	 * What mf_instance() does: every input starts from mm_reset()'s state,
+	 * on vCPU 0, checked at the per-op level before the first op.
+	 */
+	fprintf(f, "\tmm_reset(mm);\n\tmm_cpu_attach(mm, 0);\n\tcheck(-1);\n");
 }
 
 void mf_cgen_hook_prologue(struct mf_ctx *c, FILE *f)
@@ -504,7 +507,9 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 		for (const char *p = msg; *p; p++)   /* no comment terminator inside the comment */
 			fputc(p[0] == '*' && p[1] == '/' ? '+' : *p, f);
 		fprintf(f, " */\n");
-		if (!c->tearing_down)   /* the per-op check, or the final level's on the last op's state */
+		if (c->in_setup)        /* the per-op level's check(-1) after mm_cpu_attach() saw it */
+			;
+		else if (!c->tearing_down)   /* the per-op check, or the final level's on the last op's state */
 			fprintf(f, "\tcheck(%u);\n\tcheck_at(%u, FINAL_LEVEL);\n", c->cur, c->cur);
 		else
 			fprintf(f, "\tcheck_at(%u, FINAL_LEVEL);\n", c->nops);

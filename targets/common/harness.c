@@ -135,7 +135,13 @@ void mf_fail(struct mf_ctx *c, const char *inv, const char *fmt, ...)
 	}
 	failing = c;
 	fflush(stdout);
-	if (!c->nops)
+	if (c->in_setup && c->nops)
+		fprintf(stderr, "\n==mmfuzz== VIOLATION %s in target %s, at setup, before op [0] (of %u)\n", inv,
+			c->t->name, c->nops);
+	else if (c->in_setup)
+		fprintf(stderr, "\n==mmfuzz== VIOLATION %s in target %s, at setup, in an input without ops\n", inv,
+			c->t->name);
+	else if (!c->nops)
 		fprintf(stderr, "\n==mmfuzz== VIOLATION %s in target %s, in an input without ops%s\n", inv, c->t->name,
 			c->tearing_down ? ", at teardown" : "");
 	else if (c->tearing_down)
@@ -147,8 +153,12 @@ void mf_fail(struct mf_ctx *c, const char *inv, const char *fmt, ...)
 	fprintf(stderr, "==mmfuzz== %s%s%s\n", strncmp(msg, inv, strlen(inv)) ? inv : "",
 		strncmp(msg, inv, strlen(inv)) ? ": " : "", msg);
 	fprintf(stderr, "==mmfuzz== op program so far:\n");
-	mf_print_program(stderr, c->t, &c->setup, c->prog, c->tearing_down || !c->nops ? c->nops : c->cur + 1,
-			 c->tearing_down || !c->nops ? -1 : (int)c->cur, true);
+	if (c->in_setup)
+		mf_print_program(stderr, c->t, &c->setup, c->prog, 0, -1, true);
+	else
+		mf_print_program(stderr, c->t, &c->setup, c->prog,
+				 c->tearing_down || !c->nops ? c->nops : c->cur + 1,
+				 c->tearing_down || !c->nops ? -1 : (int)c->cur, true);
 	if (c->input_name)
 		fprintf(stderr, "==mmfuzz== input: %s  (./mmfuzz repro %s %s; ./mmfuzz trace %s %s --c repro.c)\n",
 			c->input_name, c->t->name, c->input_name, c->t->name, c->input_name);

@@ -139,6 +139,7 @@ struct mf_ctx {
 	unsigned int nops;
 	unsigned int cur;               /* index of the op running */
 	int check_level, final_level;
+	bool in_setup;                  /* checking the state setup left, before op [0] */
 	bool tearing_down;
 	const char *input_name;         /* file being replayed, if known */
 	FILE *trace;                    /* print each op as it runs (MMFUZZ_TRACE) */

@@ -184,6 +184,17 @@ struct mm *mf_instance(struct mf_ctx *c, const struct mm_config *cfg)
 	if (!in)
 		return NULL;
 	attach(c, in);
+	/*
+	 * The state the input starts from is checked before its first op, at
+	 * the per-op level, as the C reproducer checks it after mm_create(): an
+	 * allocator that boots broken (a bug in the boot frees, say) is
+	 * reported at setup, not as a crash in whichever op first touches what
+	 * is broken.  Here, before begin() installs the target's hooks, so the
+	 * check takes none of the input's preemption-point decisions.
+	 */
+	c->in_setup = true;
+	mf_check(c, c->check_level);
+	c->in_setup = false;
 	return c->mm;
 }
 

@@ -28,8 +28,17 @@ void mm_hang(struct mm *mm, const char *where, unsigned long iterations) __attri
 int mm_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- page/buddy.c ---- */
+/*
+ * fpi_t: how a block goes back to the free lists (the kernel's FPI_*
+ * flags).  FPI_TO_TAIL: at the tail of its list - boot and hot-added
+ * memory (__free_pages_core()), so that the first allocations take the
+ * lowest pfns and the lists read in pfn order.
+ */
+typedef unsigned int fpi_t;
+#define FPI_NONE    0u
+#define FPI_TO_TAIL (1u << 1)
 void __free_one_page(struct zone *zone, struct page *page, unsigned long pfn,
-		     unsigned int order, int migratetype);
+		     unsigned int order, int migratetype, fpi_t fpi_flags);
 struct page *__rmqueue(struct zone *zone, unsigned int order, int migratetype,
 		       unsigned int alloc_flags);
 struct page *__rmqueue_smallest(struct zone *zone, unsigned int order, int migratetype);
@@ -39,7 +48,8 @@ unsigned long move_freepages_block(struct zone *zone, struct page *page, int mig
 void reserve_highatomic_pageblock(struct zone *zone, struct page *page, unsigned int order);
 bool unreserve_highatomic_pageblock(struct mm *mm, int highest_zoneidx, int migratetype, bool force);
 void zone_free_page_range(struct zone *zone, unsigned long pfn, unsigned int order, int mt);
-void split_large_buddy(struct zone *zone, struct page *page, unsigned long pfn, unsigned int order);
+void split_large_buddy(struct zone *zone, struct page *page, unsigned long pfn, unsigned int order,
+		       fpi_t fpi_flags);
 void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt);
 
 /* ---- page/alloc.c ---- */

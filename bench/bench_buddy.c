@@ -99,7 +99,7 @@ static inline void buddy_give(struct zone *z, struct mm *mm, struct page *p, uns
 {
 	unsigned long flags;
 	spin_lock_irqsave(&z->lock, flags);
-	__free_one_page(z, p, page_to_pfn(mm, p), order, mt);
+	__free_one_page(z, p, page_to_pfn(mm, p), order, mt, FPI_NONE);
 	spin_unlock_irqrestore(&z->lock, flags);
 }
 

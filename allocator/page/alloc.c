@@ -430,7 +430,7 @@ static void __free_pages_ok(struct mm *mm, struct page *page, unsigned int order
 	struct zone *zone = page_zone(mm, page);
 
 	spin_lock_irqsave(&zone->lock, flags);
-	split_large_buddy(zone, page, pfn, order);
+	split_large_buddy(zone, page, pfn, order, FPI_NONE);
 	spin_unlock_irqrestore(&zone->lock, flags);
 	__count_vm_events(mm, PGFREE, 1UL << order);
 }

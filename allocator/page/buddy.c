@@ -110,7 +110,7 @@ static inline struct page *find_buddy_page_pfn(struct zone *zone, struct page *p
  * accounting stays exact.
  */
 void __free_one_page(struct zone *zone, struct page *page, unsigned long pfn,
-		     unsigned int order, int migratetype)
+		     unsigned int order, int migratetype, fpi_t fpi_flags)
 {
 	struct mm *mm = zone->mm;
 	unsigned long buddy_pfn = pfn, combined_pfn;
@@ -168,12 +168,12 @@ done_merging:
 	set_buddy_order(page, order);
 
 	/*
-	 * buddy_merge_likely(): if the block this one would form at the next
-	 * order has a free buddy, a merge is likely soon - queue this block at
-	 * the tail so it is not split in the meantime.
+	 * FPI_TO_TAIL, or buddy_merge_likely(): if the block this one would
+	 * form at the next order has a free buddy, a merge is likely soon -
+	 * queue this block at the tail so it is not split in the meantime.
 	 */
-	to_tail = false;
-	if (order + 1 < MAX_ORDER(mm)) {
+	to_tail = fpi_flags & FPI_TO_TAIL;
+	if (!to_tail && order + 1 < MAX_ORDER(mm)) {
 		unsigned long higher_pfn = buddy_pfn & pfn;
 		if (__pfn_valid(mm, higher_pfn))
 			to_tail = find_buddy_page_pfn(zone, __pfn_to_page(mm, higher_pfn), higher_pfn,
@@ -190,7 +190,8 @@ done_merging:
  * movable pageblock on the highatomic list - invariant B1).  The pieces
  * merge back wherever their types allow.  Under zone->lock.
  */
-void split_large_buddy(struct zone *zone, struct page *page, unsigned long pfn, unsigned int order)
+void split_large_buddy(struct zone *zone, struct page *page, unsigned long pfn, unsigned int order,
+		       fpi_t fpi_flags)
 {
 	struct mm *mm = zone->mm;
 	unsigned long end = pfn + (1UL << order);
@@ -199,7 +200,7 @@ void split_large_buddy(struct zone *zone, struct page *page, unsigned long pfn, 
 		order = mm->pageblock_order;
 	while (pfn != end) {
 		int mt = get_pfnblock_migratetype(mm, page, pfn);
-		__free_one_page(zone, page, pfn, order, mt);
+		__free_one_page(zone, page, pfn, order, mt, fpi_flags);
 		pfn += 1UL << order;
 		page = __pfn_to_page(mm, pfn);
 	}
@@ -532,7 +533,7 @@ void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt)
 	if (o >= (int)mm->pageblock_order) {
 		del_page_from_free_list(zone, sp, (unsigned int)o);
 		__mod_zone_freepage_state(zone, -(1L << o), mt);
-		split_large_buddy(zone, sp, start, (unsigned int)o);
+		split_large_buddy(zone, sp, start, (unsigned int)o, FPI_NONE);
 	}
 }
 
@@ -608,6 +609,6 @@ void zone_free_page_range(struct zone *zone, unsigned long pfn, unsigned int ord
 	kasan_poison(__page_address(mm, pfn), nr << MM_PAGE_SHIFT);
 	spin_lock_irqsave(&zone->lock, flags);
 	(void)mt;   /* every pageblock is still movable at boot; split_large_buddy() reads it */
-	split_large_buddy(zone, page, pfn, order);
+	split_large_buddy(zone, page, pfn, order, FPI_TO_TAIL);      /* __free_pages_ok(, FPI_TO_TAIL) */
 	spin_unlock_irqrestore(&zone->lock, flags);
 }

@@ -155,7 +155,7 @@ static void free_prepared_page_list(struct mm *mm, struct list_head *list)
 					locked_zone = NULL;
 				}
 				spin_lock_irqsave(&zone->lock, flags);
-				__free_one_page(zone, page, pfn, 0, mt);
+				__free_one_page(zone, page, pfn, 0, mt, FPI_NONE);
 				spin_unlock_irqrestore(&zone->lock, flags);
 				__count_vm_events(mm, PGFREE, 1);
 				continue;
@@ -173,7 +173,7 @@ static void free_prepared_page_list(struct mm *mm, struct list_head *list)
 			unsigned long flags;
 			locked_zone = NULL;
 			spin_lock_irqsave(&zone->lock, flags);
-			__free_one_page(zone, page, pfn, 0, get_pfnblock_migratetype(mm, page, pfn));
+			__free_one_page(zone, page, pfn, 0, get_pfnblock_migratetype(mm, page, pfn), FPI_NONE);
 			spin_unlock_irqrestore(&zone->lock, flags);
 			__count_vm_events(mm, PGFREE, 1);
 			continue;

@@ -63,7 +63,7 @@ static void split_covering_block(struct zone *zone, unsigned long pfn)
 		for (unsigned long p = head; p < head + (1UL << o); p += pageblock_nr_pages(mm)) {
 			struct page *pp = __pfn_to_page(mm, p);
 			int mt = get_pfnblock_migratetype(mm, pp, p);
-			__free_one_page(zone, pp, p, mm->pageblock_order, mt);
+			__free_one_page(zone, pp, p, mm->pageblock_order, mt, FPI_NONE);
 			if (is_migrate_isolate(mt))
 				__mod_zone_page_state(zone, NR_FREE_PAGES, (long)pageblock_nr_pages(mm));
 		}
@@ -129,7 +129,7 @@ int mm_unisolate_pageblock(struct mm *mm, unsigned long pfn)
 	if (hp) {
 		del_page_from_free_list(zone, hp, o);   /* isolated: never counted */
 		set_pageblock_migratetype(zone, pfn, MIGRATE_MOVABLE);
-		split_large_buddy(zone, hp, pfn & ~((1UL << o) - 1), o);
+		split_large_buddy(zone, hp, pfn & ~((1UL << o) - 1), o, FPI_NONE);
 		spin_unlock_irqrestore(&zone->lock, flags);
 		return 0;
 	}

@@ -377,9 +377,9 @@ static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_page
 			unsigned long pfn = __page_to_pfn(mm, page);
 			mt = get_pfnblock_migratetype(mm, page, pfn);
 			if (unlikely(order > mm->pageblock_order))   /* tiny pageblocks: a pcp page spans several */
-				split_large_buddy(zone, page, pfn, order);
+				split_large_buddy(zone, page, pfn, order, FPI_NONE);
 			else
-				__free_one_page(zone, page, pfn, order, mt);
+				__free_one_page(zone, page, pfn, order, mt, FPI_NONE);
 		} while (count > 0 && !list_empty(list));
 	}
 	if (prefetch) {
@@ -394,9 +394,9 @@ static void free_pcppages_bulk(struct zone *zone, int count, struct per_cpu_page
 			page->private_ = 0;
 			mt = get_pfnblock_migratetype(mm, page, pfn);   /* as above */
 			if (unlikely(order > mm->pageblock_order))   /* tiny pageblocks: a pcp page spans several */
-				split_large_buddy(zone, page, pfn, order);
+				split_large_buddy(zone, page, pfn, order, FPI_NONE);
 			else
-				__free_one_page(zone, page, pfn, order, mt);
+				__free_one_page(zone, page, pfn, order, mt, FPI_NONE);
 		}
 	}
 	spin_unlock_irqrestore(&zone->lock, flags);
@@ -524,7 +524,7 @@ void free_unref_page(struct mm *mm, struct page *page, unsigned int order)
 	}
 to_buddy:
 	spin_lock_irqsave(&zone->lock, flags);
-	split_large_buddy(zone, page, pfn, order);
+	split_large_buddy(zone, page, pfn, order, FPI_NONE);
 	spin_unlock_irqrestore(&zone->lock, flags);
 	__count_vm_events(mm, PGFREE, 1UL << order);
 }

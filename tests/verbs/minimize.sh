@@ -36,7 +36,7 @@ usage)
 	;;
 injected)
 	BUILD=$4
-	in=$ROOT/tests/verbs/minimize-b2.txt    # op text: fails B2 at its first op on the variant
+	in=$ROOT/tests/verbs/minimize-b2.txt    # op text: fails B2 at setup on the variant
 	ok=$ROOT/tests/verbs/minimize-pass.txt  # passes on the variant
 	sum0=$(sha256sum <"$in")
 	out=$("$MMFUZZ" minimize buddy "$in" --inject buddy-merge-across-zones --build-dir "$BUILD" \
@@ -56,6 +56,9 @@ injected)
 	# Independently: the minimized input fails B2 on the variant, and decodes.
 	rep=$("$BUILD/targets/fuzz_buddy" "$WORK/min" 2>&1)
 	grep -q "==mmfuzz== VIOLATION B2" <<<"$rep" || fail "the minimized input does not fail B2 on the variant:"$'\n'"$rep"
+	# The variant boots broken: the harness's check before the first op says so.
+	grep -q "==mmfuzz== VIOLATION B2 in target buddy, at setup, " <<<"$rep" ||
+		fail "the minimized input's B2 is not reported at setup:"$'\n'"$rep"
 	"$BUILD/targets/fuzz_buddy" --print "$WORK/min" | grep -q '^setup ' || fail "the minimized input does not decode"
 	# A non-failing input: nothing to minimize (exit 1), and no output file.
 	expect 1 'does not fail on fuzz_buddy .*nothing to minimize' buddy "$ok" --build-dir "$BUILD" --no-build -o "$WORK/none"

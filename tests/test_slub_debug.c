@@ -306,6 +306,40 @@ static void test_naive_double_free(void)
 	mm_destroy(mm);
 }
 
+/*
+ * The same check on the free path of debug caches (free_to_partial_list()):
+ * with red zones but no SLAB_CONSISTENCY_CHECKS nothing else looks at the
+ * object before its free pointer is set, so a second free of the slab's
+ * freelist head would point it at itself and drop inuse below the live
+ * objects.
+ */
+static void test_naive_double_free_debug(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_naive_rz", 64, 0, SLAB_RED_ZONE, NULL);
+	void *p = kmem_cache_alloc(s, GFP_KERNEL), *q = kmem_cache_alloc(s, GFP_KERNEL);
+	unsigned long r;
+
+	REQUIRE(p && q);
+	kmem_cache_free(s, p);                 /* free_to_partial_list(): p is the slab's freelist head */
+	if (!ASAN_BUILD) {
+		r = mm_nr_reports(mm);
+		kmem_cache_free(s, p);
+		CHECK(mm_nr_reports(mm) == r + 1);
+		CHECK(last_says(mm, "double free or corruption"));
+		CHECK_MM(mm, 3);
+	}
+	void *a = kmem_cache_alloc(s, GFP_KERNEL), *b = kmem_cache_alloc(s, GFP_KERNEL);
+	CHECK(a && b && a != b && a != q && b != q);
+	kmem_cache_free(s, a);
+	kmem_cache_free(s, b);
+	kmem_cache_free(s, q);
+	CHECK(validate_slab_cache(s) == 0);
+	CHECK_MM(mm, 3);
+	kmem_cache_destroy(s);
+	mm_destroy(mm);
+}
+
 /* kmem_cache_destroy with objects left: the kernel's two reports, nothing freed that is still held. */
 static void test_leak_destroy(void)
 {
@@ -416,6 +450,7 @@ int main(void)
 	test_krealloc_redzone();
 	test_bad_frees();
 	test_naive_double_free();
+	test_naive_double_free_debug();
 	test_leak_destroy();
 	test_store_user_and_trace();
 	test_padding_at_free_slab();

@@ -737,6 +737,16 @@ void free_to_partial_list(struct kmem_cache *s, struct page *slab, void *head, v
 		void *prior = slab_freelist(slab);
 		union slab_ctr ctr = slab_ctr(slab);
 
+		/*
+		 * set_freepointer(s, tail, prior) below is where the kernel's
+		 * hardened build catches a double free of the freelist head on
+		 * this path too: without SLAB_CONSISTENCY_CHECKS nothing before
+		 * it looks at the object's state.
+		 */
+		if (unlikely(slab_free_naive_double_free(s, slab, tail, prior))) {
+			spin_unlock_irqrestore(&n->list_lock, flags);
+			return;
+		}
 		ctr.c.inuse -= cnt;
 		slab_set_counters(slab, ctr.counters);
 		set_freepointer(s, tail, prior);

@@ -279,6 +279,60 @@ static void test_bad_frees(void)
 	mm_destroy(mm);
 }
 
+/*
+ * check_object() as in Linux 6.6: the first bad red zone fails the object
+ * and ends the check (the right red zone is looked at only once the left
+ * one is good), and bad alignment padding is reported and restored without
+ * failing the object - it is still freed.
+ */
+static void test_check_object_stops_and_padding(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s;
+	struct kmem_cache_info i;
+	unsigned long r;
+	unsigned char *p;
+
+	s = kmem_cache_create(mm, "TestSlub_RZ_both", 64, 0, SLAB_RED_ZONE, NULL);
+	p = kmem_cache_alloc(s, GFP_KERNEL);
+	REQUIRE(p);
+	poke8(p - 1, 0x12);
+	poke8(p + 64, 0x12);
+	r = mm_nr_reports(mm);
+	CHECK(validate_slab_cache(s) == 2);           /* the left red zone: BUG and FIX */
+	CHECK(mm_nr_reports(mm) == r + 2);
+	CHECK(last_says(mm, "Left Redzone"));
+	CHECK(peek8(p + 64) == 0x12);                 /* not looked at yet */
+	CHECK(validate_slab_cache(s) == 2);           /* now the right one */
+	CHECK(last_says(mm, "Right Redzone"));
+	CHECK(validate_slab_cache(s) == 0);
+	kmem_cache_free(s, p);
+	CHECK_MM(mm, 3);
+	kmem_cache_destroy(s);
+
+	/* 61-byte objects: 3 bytes of alignment padding before the free pointer */
+	s = kmem_cache_create(mm, "TestSlub_align_pad", 61, 0, SLAB_CONSISTENCY_CHECKS | SLAB_POISON, NULL);
+	p = kmem_cache_alloc(s, GFP_KERNEL);
+	REQUIRE(p);
+	kmem_cache_get_info(s, &i);
+	REQUIRE(i.inuse > 61);
+	poke8(p + 62, 0x12);
+	r = mm_nr_reports(mm);
+	kmem_cache_free(s, p);                        /* reported, restored - and freed */
+	CHECK(mm_nr_reports(mm) == r + 2);
+	CHECK(last_says(mm, "Alignment padding"));
+	kmem_cache_get_info(s, &i);
+	if (i.nr_live >= 0)
+		CHECK(i.nr_live == 0);
+	CHECK(validate_slab_cache(s) == 0);
+	CHECK_MM(mm, 3);
+	r = mm_nr_reports(mm);
+	kmem_cache_destroy(s);                        /* nothing left behind to report */
+	CHECK(mm_nr_reports(mm) == r);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
 /* Hardened freelists without slub_debug: the naive double-free check. */
 static void test_naive_double_free(void)
 {
@@ -449,6 +503,7 @@ int main(void)
 	test_clobber();
 	test_krealloc_redzone();
 	test_bad_frees();
+	test_check_object_stops_and_padding();
 	test_naive_double_free();
 	test_naive_double_free_debug();
 	test_leak_destroy();

@@ -122,11 +122,14 @@ static void test_next_pointer(enum mode m)
 	poke8(p + info.offset, (unsigned char)~peek8(p + info.offset));
 	/*
 	 * With red zones (FZP), the free objects cut off the freelist are
-	 * checked as allocated: the first one's left and right red zones read
-	 * SLUB_RED_INACTIVE, one BUG and one FIX each, so 4 more than the
-	 * kernel's SLAB_POISON-only count.
+	 * checked as allocated: the first one's left red zone reads
+	 * SLUB_RED_INACTIVE, one BUG and one FIX, so 2 more than the kernel's
+	 * SLAB_POISON-only count - 6.6's check_object() stops at the first bad
+	 * red zone, so the right one is not looked at.  Once the pointer is
+	 * restored the object is free again, and its left red zone, restored
+	 * to SLUB_RED_ACTIVE by the first round, is the 2 more of the second.
 	 */
-	int rz = m == KERNEL ? 0 : 4;
+	int rz = m == KERNEL ? 0 : 2;
 	EXPECT_ERRORS(mm, s, 3 + rz, m, "test_next_pointer (corrupt)");
 	if (rz)
 		CHECK_MSG(strstr(mm_last_report(mm)->msg, "Redzone") != NULL, "%s", mm_last_report(mm)->msg);

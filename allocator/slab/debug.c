@@ -414,45 +414,50 @@ void slab_pad_check(struct kmem_cache *s, struct page *slab)
  * unused tail), poison of a free object, padding, and - where the object
  * does not overlay it - the free pointer.  @val: SLUB_RED_ACTIVE for an
  * allocated object, SLUB_RED_INACTIVE for a free one.
+ *
+ * As in 6.6, the first bad red zone or poison fails the object at once
+ * (what lies after it goes unchecked), while bad alignment padding and
+ * bad padding after the metadata are reported and restored but do not
+ * fail it: such an object is still freed or allocated.  (Later kernels
+ * check everything and fail the object on any of it.)
  */
 bool check_object(struct kmem_cache *s, struct page *slab, void *object, unsigned char val)
 {
 	unsigned char *p = object, *endobject = p + s->object_size;
-	bool ret = true;
 
 	if (s->flags & SLAB_RED_ZONE) {
 		if (!check_bytes_and_report(s, slab, p, "Left Redzone", p - s->red_left_pad, val, s->red_left_pad))
-			ret = false;
+			return false;
 		if (!check_bytes_and_report(s, slab, p, "Right Redzone", endobject, val, s->inuse - s->object_size))
-			ret = false;
+			return false;
 		if (slub_debug_orig_size(s) && val == SLUB_RED_ACTIVE) {
 			unsigned int orig_size = get_orig_size(s, object);
 			if (s->object_size > orig_size &&
 			    !check_bytes_and_report(s, slab, p, "kmalloc Redzone", p + orig_size, val,
 						    s->object_size - orig_size))
-				ret = false;
+				return false;
 		}
 	} else if ((s->flags & SLAB_POISON) && s->object_size < s->inuse) {
-		if (!check_bytes_and_report(s, slab, p, "Alignment padding", endobject, POISON_INUSE,
-					    s->inuse - s->object_size))
-			ret = false;
+		/* Reported and restored; not a reason to fail the object. */
+		(void)check_bytes_and_report(s, slab, p, "Alignment padding", endobject, POISON_INUSE,
+					     s->inuse - s->object_size);
 	}
 
 	if (s->flags & SLAB_POISON) {
 		if (val != SLUB_RED_ACTIVE && (s->flags & __OBJECT_POISON)) {
 			if (s->object_size > 1 &&
 			    !check_bytes_and_report(s, slab, p, "Poison", p, POISON_FREE, s->object_size - 1))
-				ret = false;
+				return false;
 			if (!check_bytes_and_report(s, slab, p, "End Poison", p + s->object_size - 1, POISON_END, 1))
-				ret = false;
+				return false;
 		}
-		if (!check_pad_bytes(s, slab, p))
-			ret = false;
+		/* check_pad_bytes() cleans up on its own: not a failure either. */
+		(void)check_pad_bytes(s, slab, p);
 	}
 
 	/* An allocated object overlaying its free pointer has no free pointer to check. */
 	if (!freeptr_outside_object(s) && val == SLUB_RED_ACTIVE)
-		return ret;
+		return true;
 
 	if (!check_valid_pointer(s, s->mm, slab, get_freepointer(s, p))) {
 		object_err(s, slab, p, "Freepointer corrupt");
@@ -460,7 +465,7 @@ bool check_object(struct kmem_cache *s, struct page *slab, void *object, unsigne
 		set_freepointer(s, p, NULL);
 		return false;
 	}
-	return ret;
+	return true;
 }
 
 static unsigned int max_objects_of(struct kmem_cache *s, struct page *slab)

@@ -333,49 +333,24 @@ static void test_check_object_stops_and_padding(void)
 	mm_destroy(mm);
 }
 
-/* Hardened freelists without slub_debug: the naive double-free check. */
-static void test_naive_double_free(void)
-{
-	struct mm *mm = new_mm(NULL);
-	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_naive", 64, 0, 0, NULL);
-	void *p = kmem_cache_alloc(s, GFP_KERNEL), *q = kmem_cache_alloc(s, GFP_KERNEL);
-	unsigned long r;
-
-	kmem_cache_free(s, p);                 /* fast path: p is the cpu freelist head */
-	if (!ASAN_BUILD) {
-		r = mm_nr_reports(mm);
-		kmem_cache_free(s, p);
-		CHECK(mm_nr_reports(mm) == r + 1);
-		CHECK(last_says(mm, "double free or corruption"));
-		CHECK_MM(mm, 3);
-	}
-	/* the freelist is intact: two allocations give two different objects */
-	void *a = kmem_cache_alloc(s, GFP_KERNEL), *b = kmem_cache_alloc(s, GFP_KERNEL);
-	CHECK(a && b && a != b);
-	kmem_cache_free(s, a);
-	kmem_cache_free(s, b);
-	kmem_cache_free(s, q);
-	CHECK_MM(mm, 3);
-	kmem_cache_destroy(s);
-	mm_destroy(mm);
-}
-
 /*
- * The same check on the free path of debug caches (free_to_partial_list()):
- * with red zones but no SLAB_CONSISTENCY_CHECKS nothing else looks at the
- * object before its free pointer is set, so a second free of the slab's
- * freelist head would point it at itself and drop inuse below the live
+ * Hardened freelists: the naive double-free check (set_freepointer()), on
+ * the fast path of a cache without slub_debug (p is the cpu freelist head)
+ * and on the free path of debug caches (free_to_partial_list(): p is the
+ * slab's freelist head).  With red zones but no SLAB_CONSISTENCY_CHECKS
+ * nothing else looks at the object before its free pointer is set, so a
+ * second free would point it at itself and drop inuse below the live
  * objects.
  */
-static void test_naive_double_free_debug(void)
+static void naive_double_free_case(const char *name, slab_flags_t flags)
 {
 	struct mm *mm = new_mm(NULL);
-	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_naive_rz", 64, 0, SLAB_RED_ZONE, NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, name, 64, 0, flags, NULL);
 	void *p = kmem_cache_alloc(s, GFP_KERNEL), *q = kmem_cache_alloc(s, GFP_KERNEL);
 	unsigned long r;
 
 	REQUIRE(p && q);
-	kmem_cache_free(s, p);                 /* free_to_partial_list(): p is the slab's freelist head */
+	kmem_cache_free(s, p);
 	if (!ASAN_BUILD) {
 		r = mm_nr_reports(mm);
 		kmem_cache_free(s, p);
@@ -383,6 +358,7 @@ static void test_naive_double_free_debug(void)
 		CHECK(last_says(mm, "double free or corruption"));
 		CHECK_MM(mm, 3);
 	}
+	/* the freelist is intact: two allocations give two objects, neither the live q */
 	void *a = kmem_cache_alloc(s, GFP_KERNEL), *b = kmem_cache_alloc(s, GFP_KERNEL);
 	CHECK(a && b && a != b && a != q && b != q);
 	kmem_cache_free(s, a);
@@ -392,6 +368,16 @@ static void test_naive_double_free_debug(void)
 	CHECK_MM(mm, 3);
 	kmem_cache_destroy(s);
 	mm_destroy(mm);
+}
+
+static void test_naive_double_free(void)
+{
+	naive_double_free_case("TestSlub_naive", 0);
+}
+
+static void test_naive_double_free_debug(void)
+{
+	naive_double_free_case("TestSlub_naive_rz", SLAB_RED_ZONE);
 }
 
 /* kmem_cache_destroy with objects left: the kernel's two reports, nothing freed that is still held. */

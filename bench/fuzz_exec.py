@@ -37,6 +37,11 @@ mm_reset(), libFuzzer's own work per execution - every input pays before
 its first op: 1e6 / its us/input is the most exec/s the target could reach
 with ops that cost nothing.
 
+A last line gives issue 5's throughput goal - 20,000 exec/s per target
+with the per-op checker on, i.e. the default row - met or how many times
+short each target is, with its floor (an input of no ops) beside it; the
+JSON has the same under "goal".
+
 Usage: bench/fuzz_exec.py [--seconds S] [--targets t1,t2] [--settings default,level1,off]
                           [--corpus seeds|all] [--steady N1,N2] [--floor N] [--build-dir DIR] [--json FILE] [--quick] [--no-build]
        ./mmfuzz bench fuzz_exec [--quick] [--json FILE]
@@ -175,6 +180,39 @@ def steady(binary, target, n1, n2, corpora=CORPORA["seeds"]):
     return res
 
 
+GOAL_EXEC_PER_S = 20000     # issue 5: per target, seed corpus, libFuzzer, ASan+UBSan, one core, per-op checker on
+
+
+def goal_verdict(rows):
+    """Issue 5's throughput goal against the default-setting rows (the
+    target's own per-op and final check levels): per target its exec/s,
+    whether it meets the goal, how many times short it is, and its floor's
+    exec/cpu-s where measured - a floor under the goal means no op could be
+    cheap enough, the per-input fixed cost alone misses it."""
+    out = {"exec_per_s": GOAL_EXEC_PER_S, "setting": "default", "targets": {}}
+    for r in rows:
+        if r["checks"] != "default":
+            continue
+        rate = r["exec_per_s"]
+        e = {"exec_per_s": rate, "met": rate >= GOAL_EXEC_PER_S,
+             "short_by": round(GOAL_EXEC_PER_S / rate, 1) if 0 < rate < GOAL_EXEC_PER_S else (None if rate <= 0 else 1.0)}
+        if "floor" in r:
+            e["floor_exec_per_cpu_s"] = r["floor"]["exec_per_cpu_s"]
+        out["targets"][r["target"]] = e
+    return out
+
+
+def goal_line(goal):
+    """One line: how many targets meet the goal, then each short one."""
+    t = goal["targets"]
+    met = [n for n in t if t[n]["met"]]
+    short = ["%s %.0f (%sx short%s)" % (n, e["exec_per_s"], e["short_by"] if e["short_by"] else "?",
+                                         ", floor %.0f" % e["floor_exec_per_cpu_s"] if "floor_exec_per_cpu_s" in e else "")
+             for n, e in t.items() if not e["met"]]
+    return "goal: %d exec/s per target with the per-op checker (default row): met by %d of %d%s" % (
+        goal["exec_per_s"], len(met), len(t), "; " + ", ".join(short) if short else "")
+
+
 def main():
     ap = argparse.ArgumentParser(description="fuzz-target throughput and checker cost")
     ap.add_argument("--seconds", type=int, default=30)
@@ -260,10 +298,13 @@ def main():
             failed |= show(fl, "%-10s %-8s %9s %10.0f %10.0f %8.1f %9.0f %9.0f %10.0f   inputs of <= 1 byte" % (
                 t, "floor", "-", fl["exec_per_cpu_s"], fl.get("cpu_us_per_input", 0), fl.get("ops_per_input", 0),
                 fl.get("ops_us", 0), fl.get("checks_us", 0), fl.get("teardown_us", 0)))
+    goal = goal_verdict(rows)
+    if goal["targets"]:
+        print(goal_line(goal), flush=True)
     doc = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count() or 0),
            "engine": "libfuzzer", "preset": "fuzz (clang, ASan+UBSan, MM_DEBUG=2)", "seconds": seconds,
-           "corpus": " + ".join(c.format(t="T") for c in CORPORA[a.corpus]), "runs": rows}
+           "corpus": " + ".join(c.format(t="T") for c in CORPORA[a.corpus]), "goal": goal, "runs": rows}
     out = a.json or (None if a.quick else os.path.join(ROOT, "bench", "results", "fuzz_exec.json"))
     if out:
         with open(out, "w") as f:

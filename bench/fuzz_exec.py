@@ -195,7 +195,7 @@ def goal_verdict(rows):
             continue
         rate = r["exec_per_s"]
         e = {"exec_per_s": rate, "met": rate >= GOAL_EXEC_PER_S,
-             "short_by": round(GOAL_EXEC_PER_S / rate, 1) if 0 < rate < GOAL_EXEC_PER_S else (None if rate <= 0 else 1.0)}
+             "short_by": round(GOAL_EXEC_PER_S / rate, 1) if 0 < rate < GOAL_EXEC_PER_S else None}
         if "floor" in r:
             e["floor_exec_per_cpu_s"] = r["floor"]["exec_per_cpu_s"]
         out["targets"][r["target"]] = e

@@ -146,50 +146,45 @@ static void test_next_pointer(enum mode m)
 	mm_destroy(mm);
 }
 
-/* test_first_word: *p = 0x78 on a free poisoned object: 2 */
-static void test_first_word(enum mode m)
+/*
+ * One byte of a freed object overwritten (test_first_word,
+ * test_clobber_50th_byte, test_clobber_redzone_free): the kernel counts 2,
+ * and the report names the cache.
+ */
+static void clobber_freed(enum mode m, const char *what, const char *cache, slab_flags_t kflags,
+			  unsigned int off, unsigned char v)
 {
 	struct mm *mm = new_mm_mode(m);
-	struct kmem_cache *s = make(mm, m, "TestSlub_1th_word_free", 64, SLAB_POISON, 0);
+	struct kmem_cache *s = make(mm, m, cache, 64, kflags, 0);
 	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
 	REQUIRE(p);
 	kmem_cache_free(s, p);
-	poke8(p, 0x78);
-	EXPECT_ERRORS(mm, s, 2, m, "test_first_word");
-	CHECK(strstr(mm_last_report(mm)->msg, "TestSlub_1th_word_free") != NULL);
-	EXPECT_CLEAN(mm, s, m, "test_first_word");
+	poke8(p + off, v);
+	EXPECT_ERRORS(mm, s, 2, m, what);
+	CHECK_MSG(strstr(mm_last_report(mm)->msg, cache) != NULL, "%s (%s): %s", what, mode_name[m],
+		  mm_last_report(mm)->msg);
+	EXPECT_ERRORS(mm, s, 0, m, what);               /* after the repair */
+	CHECK_MM(mm, 3);
 	kmem_cache_destroy(s);
 	mm_destroy(mm);
+}
+
+/* test_first_word: *p = 0x78 on a free poisoned object: 2 */
+static void test_first_word(enum mode m)
+{
+	clobber_freed(m, "test_first_word", "TestSlub_1th_word_free", SLAB_POISON, 0, 0x78);
 }
 
 /* test_clobber_50th_byte: p[50] = 0x9a on a free poisoned object: 2 */
 static void test_clobber_50th_byte(enum mode m)
 {
-	struct mm *mm = new_mm_mode(m);
-	struct kmem_cache *s = make(mm, m, "TestSlub_50th_word_free", 64, SLAB_POISON, 0);
-	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
-	REQUIRE(p);
-	kmem_cache_free(s, p);
-	poke8(p + 50, 0x9a);
-	EXPECT_ERRORS(mm, s, 2, m, "test_clobber_50th_byte");
-	EXPECT_CLEAN(mm, s, m, "test_clobber_50th_byte");
-	kmem_cache_destroy(s);
-	mm_destroy(mm);
+	clobber_freed(m, "test_clobber_50th_byte", "TestSlub_50th_word_free", SLAB_POISON, 50, 0x9a);
 }
 
 /* test_clobber_redzone_free: p[64] = 0xab after the free: 2 */
 static void test_clobber_redzone_free(enum mode m)
 {
-	struct mm *mm = new_mm_mode(m);
-	struct kmem_cache *s = make(mm, m, "TestSlub_RZ_free", 64, SLAB_RED_ZONE, 0);
-	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
-	REQUIRE(p);
-	kmem_cache_free(s, p);
-	poke8(p + 64, 0xab);
-	EXPECT_ERRORS(mm, s, 2, m, "test_clobber_redzone_free");
-	EXPECT_CLEAN(mm, s, m, "test_clobber_redzone_free");
-	kmem_cache_destroy(s);
-	mm_destroy(mm);
+	clobber_freed(m, "test_clobber_redzone_free", "TestSlub_RZ_free", SLAB_RED_ZONE, 64, 0xab);
 }
 
 /* test_kmalloc_redzone_access: p[18], p[19] of an 18-byte kmalloc from a 32-byte cache: 2 */

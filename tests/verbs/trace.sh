@@ -18,6 +18,11 @@ usage)
 	expect 2 "--c: cannot write '.*/missing/r.c': no such directory" buddy "$ROOT/corpus/buddy/basic" --c "$WORK/missing/r.c"
 	expect 2 "--c: cannot write '$WORK': it is a directory" buddy "$ROOT/corpus/buddy/basic" --c "$WORK"
 	expect 2 "--encode: cannot write '.*/missing/b': no such directory" buddy "$ROOT/corpus/buddy/src/basic.txt" --encode "$WORK/missing/b"
+	expect 2 'the sched target has no --c' sched "$ROOT/corpus/sched/src/basic.txt" --c "$WORK/s.c"
+	[[ ! -e $WORK/s.c ]] || fail "trace sched --c wrote $WORK/s.c"
+	expect 2 '--encode writes bytes and runs nothing: use it without --run' buddy "$ROOT/corpus/buddy/src/basic.txt" --encode "$WORK/b" --run
+	expect 2 '--encode writes bytes and runs nothing: use it without --c' buddy "$ROOT/corpus/buddy/src/basic.txt" --encode "$WORK/b" --c "$WORK/b.c"
+	[[ ! -e $WORK/b && ! -e $WORK/b.c ]] || fail "trace --encode with --run/--c wrote a file"
 	if [[ $(id -u) != 0 ]]; then
 		: >"$WORK/unreadable" && chmod 000 "$WORK/unreadable"
 		expect 2 'cannot read .*/unreadable: permission denied' buddy "$WORK/unreadable"

@@ -42,6 +42,9 @@ expect "bad value for --time" "$stress" pages --time inf
 expect "bad value for --seed" "$stress" pages --seed zz
 expect "bad value for --threads" "$stress" pages --threads ''
 expect "bad value for --ops" "$stress" pages --ops -5
+expect "--time and --ops are alternatives: give one" "$stress" pages --time 1 --ops 10
+expect "unknown option '--bogus'" "$stress" pages --bogus
+expect "unknown option '--bogus'" "$stress" pages --bogus 3
 
 # File arguments (cli.h cli_unwritable, cli_unreadable): refused before the
 # run.  A named pipe no one writes stands in for a device: a driver that

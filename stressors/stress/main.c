@@ -143,7 +143,8 @@ static void usage(FILE *f)
 		"  --threads N        worker threads (default %d)\n"
 		"  --cpus M           vCPUs of the instance; N may exceed M (default 2)\n"
 		"  --time S           run for S seconds (default %g)\n"
-		"  --ops K            instead: K ops per worker (and on until every injection fired)\n"
+		"  --ops K            instead: K ops per worker, then on until every injection fired\n"
+		"                     (at most %g s from the start; not with --time)\n"
 		"  --seed X           seed of every thread's op and injection stream (default: from the clock)\n"
 		"  --json FILE        write the statistics as JSON\n"
 		"  --no-migrate --no-irq --no-onoff --no-stutter --no-pressure --no-remote --no-control\n"
@@ -167,7 +168,8 @@ static void usage(FILE *f)
 		"  --replay-time S    seconds for the whole attempt (default %g)\n"
 		"The last line is SUCCESS (exit 0) or FAILURE (exit 1); 2: bad arguments.  Ctrl-C or\n"
 		"SIGTERM stops early: final checks, the report so far, INTERRUPTED, exit 130.\n",
-		STRESS_TSAN ? 3 : 4, STRESS_TSAN ? 2.0 : 3.0, STRESS_TSAN ? 30.0 : 10.0, REPLAY_RUNS, REPLAY_TIME);
+		STRESS_TSAN ? 3 : 4, STRESS_TSAN ? 2.0 : 3.0, STRESS_OPS_EXTEND_S, STRESS_TSAN ? 30.0 : 10.0,
+		REPLAY_RUNS, REPLAY_TIME);
 }
 
 static void bad(const char *fmt, const char *arg)
@@ -197,7 +199,7 @@ static double fnum(const char *opt, const char *v)
 
 static void parse(int argc, char **argv, struct stress_config *c)
 {
-	bool have_mode = false, have_seed = false;
+	bool have_mode = false, have_seed = false, have_time = false, have_ops = false;
 	memset(c, 0, sizeof(*c));
 	c->threads = STRESS_TSAN ? 3 : 4;
 	c->cpus = 2;
@@ -260,6 +262,14 @@ static void parse(int argc, char **argv, struct stress_config *c)
 			c->no_replay = true;
 			continue;
 		}
+		static const char *const valued[] = { "--threads", "--cpus", "--time", "--ops", "--seed", "--json",
+						      "--check-level", "--hang-timeout", "--migrate-1in", "--irq-1in",
+						      "--replay-runs", "--replay-time", "--signal-us", "--selftest" };
+		size_t k = 0;
+		while (k < sizeof(valued) / sizeof(valued[0]) && strcmp(opt, valued[k]))
+			k++;
+		if (k == sizeof(valued) / sizeof(valued[0]))
+			bad("unknown option '%s'", opt);
 		if (!val) {
 			if (i + 1 >= argc)
 				bad("%s needs a value", opt);
@@ -270,9 +280,9 @@ static void parse(int argc, char **argv, struct stress_config *c)
 		else if (!strcmp(opt, "--cpus"))
 			c->cpus = (int)num(opt, val, 1, MM_MAX_CPUS);
 		else if (!strcmp(opt, "--time"))
-			c->time_s = fnum(opt, val), c->ops = 0;
+			c->time_s = fnum(opt, val), have_time = true;
 		else if (!strcmp(opt, "--ops"))
-			c->ops = num(opt, val, 1, ~0UL / 64);
+			c->ops = num(opt, val, 1, ~0UL / 64), have_ops = true;
 		else if (!strcmp(opt, "--seed"))
 			c->seed = num(opt, val, 0, ~0UL), have_seed = true;
 		else if (!strcmp(opt, "--json"))
@@ -301,6 +311,8 @@ static void parse(int argc, char **argv, struct stress_config *c)
 	}
 	if (!have_mode)
 		bad("%s", "a MODE is required");
+	if (have_time && have_ops)
+		bad("%s", "--time and --ops are alternatives: give one");
 	const char *why;
 	if (c->json && (why = cli_unwritable(c->json))) {   /* before the run, not after it */
 		fprintf(stderr, "mmfuzz-stress: --json %s: cannot write: %s\n", c->json, why);

@@ -56,6 +56,8 @@
 
 /* The sanitizer of this build, from debug.h (MM_TSAN 0/1, MM_ASAN defined or not). */
 #define STRESS_TSAN MM_TSAN
+/* --ops K: after K ops a worker goes on until every injection fired, for at most this long from the start */
+#define STRESS_OPS_EXTEND_S (STRESS_TSAN ? 20.0 : 5.0)
 #ifdef MM_ASAN
 #define STRESS_ASAN 1
 #else

@@ -783,8 +783,7 @@ void *worker_main(void *arg)
 	int level = S.cfg.check_level;
 	unsigned long every = level >= 2 ? 1 : 16;
 	unsigned long slice = S.cfg.threads > S.cfg.cpus ? 64 : 1024;
-	unsigned long cap = S.cfg.ops ? S.cfg.ops * 50 : ~0UL, n = 0;
-	double extend_s = STRESS_TSAN ? 20.0 : 5.0;
+	unsigned long n = 0;
 
 	stress_self = w;
 	atomic_store(&w->tid, (int)syscall(SYS_gettid));
@@ -794,10 +793,14 @@ void *worker_main(void *arg)
 	atomic_store(&w->state, WS_RUNNING);
 
 	while (!atomic_load_explicit(&S.stop, memory_order_relaxed)) {
-		/* --ops: then on until every injection fired, within bounds (else VACUOUS) */
+		/*
+		 * --ops: then on until every injection fired, within the time
+		 * bound (else VACUOUS).  No bound in ops: a small K ends in a
+		 * fraction of the first stop-the-world check's period.
+		 */
 		if (S.cfg.ops && STAT(w->st.ops) >= S.cfg.ops &&
-		    (atomic_load_explicit(&S.satisfied, memory_order_relaxed) || STAT(w->st.ops) >= cap ||
-		     stress_now() - S.t0 > extend_s))
+		    (atomic_load_explicit(&S.satisfied, memory_order_relaxed) ||
+		     stress_now() - S.t0 > STRESS_OPS_EXTEND_S))
 			break;
 		if (gate_requested())
 			gate_poll(w);

@@ -21,6 +21,11 @@ usage)
 	expect 2 "--replay: cannot read '$FIFO': not a regular file" pages --deterministic --replay "$FIFO"
 	expect 2 "--replay: cannot read '$WORK': not a regular file" pages --deterministic --replay "$WORK"
 	expect 2 '--replay needs a file name' pages --deterministic --replay
+	# Nothing built and --no-build: said, not a silent exit (the deterministic
+	# driver's lookup once died quietly under set -e when the build was missing).
+	expect 1 'stressors/sched/mmfuzz-sched-stress is not built \(--no-build runs only what is built\)' \
+		pages --deterministic --seed 1 --no-build --build-dir "$WORK/none"
+	expect 1 'stressors/stress/mmfuzz-stress is not built \(--no-build' pages --time 1 --no-build --build-dir "$WORK/none"
 	refused_before_build nosuch --build-dir "$WORK/build"
 	refused_before_build pages --json "$WORK/missing/s.json" --build-dir "$WORK/build"
 	[[ ! -e $WORK/build && ! -e $WORK/none ]] || fail "stress created a build directory"

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# tests/verbs/fuzz_interrupt.sh MODE ROOT WORK - ./mmfuzz fuzz stopped early
+# (ctest fuzz_interrupt_verb, fuzz_interrupt_engine): the campaign runs on a
+# stand-in tree (MMFUZZ_ROOT) whose "libFuzzer" prints status lines until
+# SIGINT, then its final stats, and exits 72 as libFuzzer does.
+#   verb    SIGINT to the verb: it stops the engine, runs no further target,
+#           skips the replay check, prints and writes the table of what ran
+#           ("interrupted": true) and exits 130 - not a Python traceback
+#   engine  SIGINT to the engine alone: the same, not "a finding" and a restart
+VERB=fuzz
+# shellcheck source=tests/verbs/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+T=$WORK/root
+mkdir -p "$T/targets" "$T/corpus/a" "$T/corpus/b" "$T/build/fuzz/targets"
+ln -s "$ROOT/tools" "$T/tools"
+printf 'a\nb\n' >"$T/targets/TARGETS"
+echo x >"$T/corpus/a/seed"
+echo y >"$T/corpus/b/seed"
+for t in a b; do
+	cat >"$T/build/fuzz/targets/fuzz_$t" <<'STUB'
+#!/usr/bin/env bash
+# libFuzzer's stand-in: a status line every 0.1 s; SIGINT: final stats, exit 72.
+trap 'echo "==$$== libFuzzer: run interrupted; exiting"; echo "stat::number_of_executed_units: $n"; exit 72' INT
+echo "$$" >"${STANDIN_PID:?}"
+n=0
+while :; do
+	n=$((n + 100))
+	echo "#$n	NEW    cov: 10 ft: 20 corp: 2/4b lim: 4 exec/s: 1000 rss: 30Mb"
+	sleep 0.1
+done
+STUB
+	chmod +x "$T/build/fuzz/targets/fuzz_$t"
+done
+
+export STANDIN_PID=$WORK/engine.pid
+MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" all --time 120 --no-build --out "$WORK/o" --json "$WORK/t.json" \
+	>"$WORK/log" 2>&1 &
+verb=$!
+for _ in $(seq 100); do
+	[[ -s $STANDIN_PID ]] && grep -q '^\[a\]' "$WORK/log" && break
+	sleep 0.2
+done
+[[ -s $STANDIN_PID ]] || fail "the stand-in engine did not start"
+case $mode in
+verb) kill -INT "$verb" ;;
+engine) kill -INT "$(cat "$STANDIN_PID")" ;;
+*) fail "unknown mode $mode" ;;
+esac
+for _ in $(seq 100); do
+	kill -0 "$verb" 2>/dev/null || break
+	sleep 0.2
+done
+if kill -0 "$verb" 2>/dev/null; then
+	fail "the verb still runs 20 s after the SIGINT"
+	kill -KILL "$verb"
+fi
+wait "$verb"
+rc=$?
+cat "$WORK/log"
+[[ $rc == 130 ]] || fail "exit $rc, want 130"
+grep -q Traceback "$WORK/log" && fail "a Python traceback"
+grep -q 'restarting' "$WORK/log" && fail "the campaign restarted the engine after the interrupt"
+grep -q 'interrupted: b not run' "$WORK/log" || fail "no 'interrupted: b not run'"
+grep -q 'the replay without sanitizers is skipped' "$WORK/log" || fail "the replay check was not said skipped"
+grep -Eq '^a +libfuzzer +[0-9.]+ +[1-9][0-9]* ' "$WORK/log" || fail "no table row for a with its executions"
+grep -Eq '^b +libfuzzer' "$WORK/log" && fail "a table row for b, which never ran"
+python3 - "$WORK/t.json" "$WORK/o/summary.json" <<'PY' || fail "the JSON tables"
+import json, sys
+for path in sys.argv[1:]:
+    t = json.load(open(path))
+    assert t.get("interrupted") is True, (path, t)
+    assert [r["name"] for r in t["targets"]] == ["a"], (path, t)
+    assert t["targets"][0]["execs"] > 0 and t["targets"][0]["interrupted"] is True, (path, t)
+PY
+verdict

@@ -1,0 +1,14 @@
+# ./mmfuzz fuzz stopped by SIGINT (tests/verbs/fuzz_interrupt.sh): a
+# stand-in tree and engine, so no fuzz build is needed; seconds.  The gcc
+# debug preset only: the verb is the same under every build.
+find_program(MF_FI_BASH bash)
+find_program(MF_FI_PYTHON3 python3)
+if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANITIZE STREQUAL ""
+   AND MM_INJECT STREQUAL "" AND MF_FI_BASH AND MF_FI_PYTHON3)
+  foreach(m verb engine)
+    add_test(NAME fuzz_interrupt_${m}
+             COMMAND ${MF_FI_BASH} ${PROJECT_SOURCE_DIR}/tests/verbs/fuzz_interrupt.sh ${m} ${PROJECT_SOURCE_DIR}
+                     ${CMAKE_CURRENT_BINARY_DIR}/verbs/fuzz-interrupt-${m})
+    set_tests_properties(fuzz_interrupt_${m} PROPERTIES TIMEOUT 120)
+  endforeach()
+endif()

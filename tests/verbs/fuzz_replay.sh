@@ -46,7 +46,12 @@ STUB
 	for n in a1 b2 c3; do
 		[[ ! -e $WORK/t/crashes/replay-$n ]] || fail "a passing input ($n) was kept as a finding"
 	done
-	expect 2 "usage: mmfuzz fuzz --replay-check" --replay-check nosuchtarget "$WORK/t"
-	expect 2 "usage: mmfuzz fuzz --replay-check" --replay-check slub "$WORK/nothing-here"
+	expect 2 "unknown target 'nosuchtarget'.*usage: mmfuzz fuzz --replay-check" --replay-check nosuchtarget "$WORK/t"
+	expect 2 "nothing-here has no corpus/ directory \(it does not exist\); usage: mmfuzz fuzz --replay-check" \
+		--replay-check slub "$WORK/nothing-here"
+	expect 2 "usage: mmfuzz fuzz --replay-check" --replay-check slub
+	# A replay build that is not there: said in one line, not a traceback.
+	MMFUZZ_REPLAY_DIR=$WORK/no-build expect 2 "MMFUZZ_REPLAY_DIR=.*/no-build: no replay binary targets/fuzz_slub" \
+		--replay-check slub "$WORK/t"
 fi
 exit $((fails > 0))

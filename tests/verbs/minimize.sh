@@ -33,6 +33,20 @@ usage)
 	expect 2 "unknown injection 'no-such-bug'" buddy "$WORK/in" --inject no-such-bug
 	expect 2 'not a directory' buddy --corpus "$WORK/in"
 	expect 0 'usage: mmfuzz minimize' --help
+	# A binary that fails before it runs any input (a stand-in for a variant
+	# that crashes in LLVMFuzzerInitialize): refused, not "minimized" to
+	# the same size and called verified.
+	mkdir -p "$WORK/stub/targets"
+	printf '#!/bin/sh\necho "INFO: Seed: 1"\necho "==1==ERROR: AddressSanitizer: use-after-poison on address 0x1"\nexit 1\n' \
+		>"$WORK/stub/targets/fuzz_buddy"
+	chmod +x "$WORK/stub/targets/fuzz_buddy"
+	expect 1 'fails before it runs any input - in its start-up, with asan:use-after-poison' \
+		buddy "$WORK/in" --build-dir "$WORK/stub" --no-build
+	[[ ! -e $WORK/in.min ]] || fail "minimize wrote $WORK/in.min for a start-up failure"
+	mkdir -p "$WORK/c" "$WORK/c.min" && echo a >"$WORK/c/x" && echo b >"$WORK/c.min/y"
+	expect 2 'the output directory .*/c.min \(the default; -o DIR names another\) is not empty' \
+		buddy --corpus "$WORK/c" --build-dir "$WORK/stub" --no-build
+	expect 2 "-o $WORK/c.min is not empty" buddy --corpus "$WORK/c" -o "$WORK/c.min" --build-dir "$WORK/stub" --no-build
 	;;
 injected)
 	BUILD=$4

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# tests/verbs/frontdoor.sh usage ROOT WORK - ./mmfuzz itself (ctest
+# verbs_frontdoor_usage): help and its forms exit 0 with the usage; an
+# unknown verb, a name that is no verb's (a path, a capital), or help with
+# two verbs exits 2 with a message that names it.
+VERB=help
+# shellcheck source=tests/verbs/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+case $mode in
+usage)
+	EXPECT_TIMEOUT=30
+	expect 0 'usage: mmfuzz VERB'
+	expect 0 'usage: mmfuzz VERB' help
+	expect 0 'usage: mmfuzz VERB' --help
+	expect 0 'usage: mmfuzz fuzz TARGET' fuzz
+	expect 0 'usage: mmfuzz trace TARGET FILE' trace
+	expect 2 "unknown verb 'nosuch'" nosuch
+	expect 2 'help takes at most one verb' fuzz trace
+	for v in nosuch ../x Fuzz; do
+		VERB=$v expect 2 "unknown verb '$v'"
+	done
+	VERB=-h expect 0 'usage: mmfuzz VERB'
+	out=$("$MMFUZZ" 2>&1) && grep -q 'usage: mmfuzz VERB' <<<"$out" || fail "./mmfuzz alone: no usage, or not exit 0"
+	;;
+*)
+	fail "unknown mode $mode"
+	;;
+esac
+verdict

@@ -16,6 +16,10 @@ usage)
 	expect 2 "--json: cannot write '$WORK': it is a directory" --json "$WORK" buddy
 	expect 2 'run alone, not with other benchmarks' sched_grade buddy
 	refused_before_build nosuch
+	# --list reads the sources: the benchmarks and the scripts, nothing configured or built.
+	expect 0 '^slub$' --list
+	expect 0 '^fuzz_exec \(script, only when named\)$' --list
+	refused_before_build --list
 	[[ ! -e $WORK/missing ]] || fail "bench created $WORK/missing"
 	;;
 *)

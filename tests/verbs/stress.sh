@@ -12,6 +12,8 @@ usage)
 	EXPECT_TIMEOUT=60
 	expect 2 'a MODE is required' --build-dir "$WORK/none"
 	expect 2 '--build-dir needs a value' pages --build-dir
+	expect 2 '--tsan and --asan each choose the build: give one' pages --tsan --asan
+	expect 2 '--debug and --build-dir each choose the build: give one' pages --debug --build-dir "$WORK/none"
 	expect 2 "unknown mode 'nosuch' \(modes: pages pcp bulk slub kmalloc mixed\)" nosuch --time 1
 	expect 2 "unknown mode 'nosuch'" nosuch --deterministic --seed 1
 	expect 2 "--json: cannot write '.*/missing/s.json': no such directory" pages --time 1 --json "$WORK/missing/s.json"

@@ -26,6 +26,9 @@
 #                           cannot be made - before the build), and llvm-cov /
 #                           llvm-profdata missing ($MMFUZZ_LLVM_COV pointing
 #                           nowhere): exit 2 and the message
+#  verbs_test_usage         ./mmfuzz test's bad arguments (--jobs 0 or abc, an
+#                           unknown preset, --quick with --preset, -R without a
+#                           value): exit 2 before any toolchain check or build
 #  verbs_frontdoor_usage    ./mmfuzz itself: help and its forms (help help too),
 #                           unknown verbs, a path or a capital as a verb
 #  verbs_trace_usage        ./mmfuzz trace's bad arguments (no FILE, unknown
@@ -88,8 +91,10 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
            COMMAND ${MF_VERBS_BASH} ${_v}/stress.sh usage ${PROJECT_SOURCE_DIR} ${_w}/stress-usage)
   add_test(NAME verbs_frontdoor_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/frontdoor.sh usage ${PROJECT_SOURCE_DIR} ${_w}/frontdoor-usage)
+  add_test(NAME verbs_test_usage
+           COMMAND ${MF_VERBS_BASH} ${_v}/test.sh usage ${PROJECT_SOURCE_DIR} ${_w}/test-usage)
   set_tests_properties(verbs_minimize_usage verbs_coverage_usage verbs_trace_usage verbs_bench_usage
-                       verbs_stress_usage verbs_frontdoor_usage PROPERTIES TIMEOUT 120)
+                       verbs_stress_usage verbs_frontdoor_usage verbs_test_usage PROPERTIES TIMEOUT 120)
   add_test(NAME verbs_fuzz_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/fuzz.sh usage ${PROJECT_SOURCE_DIR} ${_w}/fuzz-usage)
   add_test(NAME verbs_bench_scripts_usage

@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -197,6 +198,82 @@ static double fnum(const char *opt, const char *v)
 	return x;
 }
 
+/*
+ * The options that take a value, one row each: where it goes and its
+ * range.  parse() looks an option up here once; nothing else lists them.
+ */
+enum valued_kind { V_INT, V_UINT, V_ULONG, V_U64, V_SECONDS, V_STRING, V_SELFTEST };
+
+struct valued_opt {
+	const char *name;
+	enum valued_kind kind;
+	size_t off;                       /* of the field in struct stress_config */
+	unsigned long lo, hi;             /* the integer kinds' range */
+};
+
+#define VOPT(name, kind, field, lo, hi) { name, kind, offsetof(struct stress_config, field), lo, hi }
+static const struct valued_opt valued_opts[] = {
+	VOPT("--threads", V_INT, threads, 1, STRESS_MAX_THREADS),
+	VOPT("--cpus", V_INT, cpus, 1, MM_MAX_CPUS),
+	VOPT("--time", V_SECONDS, time_s, 0, 0),
+	VOPT("--ops", V_ULONG, ops, 1, ~0UL / 64),
+	VOPT("--seed", V_U64, seed, 0, ~0UL),
+	VOPT("--json", V_STRING, json, 0, 0),
+	VOPT("--check-level", V_INT, check_level, 0, 3),
+	VOPT("--hang-timeout", V_SECONDS, hang_s, 0, 0),
+	VOPT("--migrate-1in", V_UINT, migrate_1in, 1, 1u << 30),
+	VOPT("--irq-1in", V_UINT, irq_1in, 1, 1u << 30),
+	VOPT("--replay-runs", V_ULONG, replay_runs, 1, 100000000),
+	VOPT("--replay-time", V_SECONDS, replay_time, 0, 0),
+	VOPT("--signal-us", V_UINT, signal_us, 1, 10000000),
+	VOPT("--selftest", V_SELFTEST, selftest, 0, 0),
+};
+#undef VOPT
+
+static const struct valued_opt *valued_opt(const char *name)
+{
+	for (size_t k = 0; k < sizeof(valued_opts) / sizeof(valued_opts[0]); k++)
+		if (!strcmp(name, valued_opts[k].name))
+			return &valued_opts[k];
+	return NULL;
+}
+
+static void set_valued(struct stress_config *c, const struct valued_opt *o, const char *val)
+{
+	static const char *const selftests[] = { "scribble", "double", "leak", "hang", "vacuous" };
+	char *field = (char *)c + o->off;
+
+	switch (o->kind) {
+	case V_INT:
+		*(int *)field = (int)num(o->name, val, o->lo, o->hi);
+		break;
+	case V_UINT:
+		*(unsigned *)field = (unsigned)num(o->name, val, o->lo, o->hi);
+		break;
+	case V_ULONG:
+		*(unsigned long *)field = num(o->name, val, o->lo, o->hi);
+		break;
+	case V_U64:
+		*(uint64_t *)field = num(o->name, val, o->lo, o->hi);
+		break;
+	case V_SECONDS:
+		*(double *)field = fnum(o->name, val);
+		break;
+	case V_STRING:
+		*(const char **)field = val;
+		break;
+	case V_SELFTEST: {
+		size_t k = 0;
+		while (k < sizeof(selftests) / sizeof(selftests[0]) && strcmp(val, selftests[k]))
+			k++;
+		if (k == sizeof(selftests) / sizeof(selftests[0]))
+			bad("unknown --selftest '%s'", val);
+		*(const char **)field = val;
+		break;
+	}
+	}
+}
+
 static void parse(int argc, char **argv, struct stress_config *c)
 {
 	bool have_mode = false, have_seed = false, have_time = false, have_ops = false;
@@ -262,52 +339,18 @@ static void parse(int argc, char **argv, struct stress_config *c)
 			c->no_replay = true;
 			continue;
 		}
-		static const char *const valued[] = { "--threads", "--cpus", "--time", "--ops", "--seed", "--json",
-						      "--check-level", "--hang-timeout", "--migrate-1in", "--irq-1in",
-						      "--replay-runs", "--replay-time", "--signal-us", "--selftest" };
-		size_t k = 0;
-		while (k < sizeof(valued) / sizeof(valued[0]) && strcmp(opt, valued[k]))
-			k++;
-		if (k == sizeof(valued) / sizeof(valued[0]))
+		const struct valued_opt *o = valued_opt(opt);
+		if (!o)
 			bad("unknown option '%s'", opt);
 		if (!val) {
 			if (i + 1 >= argc)
 				bad("%s needs a value", opt);
 			val = argv[++i];
 		}
-		if (!strcmp(opt, "--threads"))
-			c->threads = (int)num(opt, val, 1, STRESS_MAX_THREADS);
-		else if (!strcmp(opt, "--cpus"))
-			c->cpus = (int)num(opt, val, 1, MM_MAX_CPUS);
-		else if (!strcmp(opt, "--time"))
-			c->time_s = fnum(opt, val), have_time = true;
-		else if (!strcmp(opt, "--ops"))
-			c->ops = num(opt, val, 1, ~0UL / 64), have_ops = true;
-		else if (!strcmp(opt, "--seed"))
-			c->seed = num(opt, val, 0, ~0UL), have_seed = true;
-		else if (!strcmp(opt, "--json"))
-			c->json = val;
-		else if (!strcmp(opt, "--check-level"))
-			c->check_level = (int)num(opt, val, 0, 3);
-		else if (!strcmp(opt, "--hang-timeout"))
-			c->hang_s = fnum(opt, val);
-		else if (!strcmp(opt, "--migrate-1in"))
-			c->migrate_1in = (unsigned)num(opt, val, 1, 1u << 30);
-		else if (!strcmp(opt, "--irq-1in"))
-			c->irq_1in = (unsigned)num(opt, val, 1, 1u << 30);
-		else if (!strcmp(opt, "--replay-runs"))
-			c->replay_runs = num(opt, val, 1, 100000000);
-		else if (!strcmp(opt, "--replay-time"))
-			c->replay_time = fnum(opt, val);
-		else if (!strcmp(opt, "--signal-us"))
-			c->signal_us = (unsigned)num(opt, val, 1, 10000000);
-		else if (!strcmp(opt, "--selftest")) {
-			if (strcmp(val, "scribble") && strcmp(val, "double") && strcmp(val, "leak") &&
-			    strcmp(val, "hang") && strcmp(val, "vacuous"))
-				bad("unknown --selftest '%s'", val);
-			c->selftest = val;
-		} else
-			bad("unknown option '%s'", opt);
+		set_valued(c, o, val);
+		have_time |= o->off == offsetof(struct stress_config, time_s);
+		have_ops |= o->off == offsetof(struct stress_config, ops);
+		have_seed |= o->off == offsetof(struct stress_config, seed);
 	}
 	if (!have_mode)
 		bad("%s", "a MODE is required");

@@ -16,6 +16,49 @@ export CC="${CC_FOR_OSS_FUZZ:-clang}"
 export CFLAGS="-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address,undefined -fsanitize-address-use-after-scope -fsanitize=fuzzer-no-link"
 export LIB_FUZZING_ENGINE="-fsanitize=fuzzer"
 
+# ClusterFuzzLite (.clusterfuzzlite/, .github/workflows/cflite_pr.yml) must
+# run this same build with the sanitizers OSS-Fuzz has: checked first, it
+# needs no build.
+python3 - "$repo" <<'PY'
+import os, re, sys
+repo = sys.argv[1]
+def read(rel):
+    try:
+        with open(os.path.join(repo, rel)) as f:
+            return f.read()
+    except OSError as e:
+        sys.exit("check_build: FAIL: %s: %s" % (rel, e.strerror))
+def sanitizers(text):
+    # The `sanitizers:` list of a project.yaml, or the workflow's matrix.
+    m = re.search(r"^( *)sanitizers?:\n((?:\1 +- .*\n)+)", text, re.M)
+    return {l.strip()[2:].strip() for l in m.group(2).splitlines()} if m else set()
+oss = read("oss-fuzz/project.yaml")
+cfl = read(".clusterfuzzlite/project.yaml")
+dock = read(".clusterfuzzlite/Dockerfile")
+flow = read(".github/workflows/cflite_pr.yml")
+lang = re.search(r"^language: *(\S+)", oss, re.M).group(1)
+bad = []
+if not re.search(r"^language: *%s *$" % re.escape(lang), cfl, re.M):
+    bad.append(".clusterfuzzlite/project.yaml: language is not %s (oss-fuzz/project.yaml's)" % lang)
+if not re.search(r"^COPY +oss-fuzz/build\.sh +\$SRC/build\.sh *$", dock, re.M):
+    bad.append(".clusterfuzzlite/Dockerfile: does not install oss-fuzz/build.sh as $SRC/build.sh")
+for action in ("build_fuzzers", "run_fuzzers"):
+    if "google/clusterfuzzlite/actions/%s@" % action not in flow:
+        bad.append(".github/workflows/cflite_pr.yml: no %s step" % action)
+if not re.search(r"^ +language: *%s *$" % re.escape(lang), flow, re.M):
+    bad.append(".github/workflows/cflite_pr.yml: build_fuzzers' language is not %s" % lang)
+want, have = sanitizers(oss), sanitizers(flow)
+if not want or have != want:
+    bad.append(".github/workflows/cflite_pr.yml: sanitizers %s, oss-fuzz/project.yaml has %s"
+               % (sorted(have), sorted(want)))
+for b in bad:
+    print("check_build: FAIL: " + b)
+if bad:
+    sys.exit(1)
+print("check_build: ClusterFuzzLite runs the OSS-Fuzz build (language %s, sanitizers %s)"
+      % (lang, ", ".join(sorted(want))))
+PY
+
 echo "check_build: running oss-fuzz/build.sh with CC=$CC"
 bash "$repo/oss-fuzz/build.sh"
 

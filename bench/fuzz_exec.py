@@ -37,13 +37,22 @@ mm_reset(), libFuzzer's own work per execution - every input pays before
 its first op: 1e6 / its us/input is the most exec/s the target could reach
 with ops that cost nothing.
 
+A row "configs" follows (--config-floors N, default 3000 executions per
+config; 0 = skip): the same cost of an input of no ops on each named
+machine config the target's setup offers, one config at a time (the
+one-byte input whose byte picks it).  The final check and mm_reset() are
+O(pfns): the 24k-page default config's no-op input costs an order of
+magnitude more than the 320- to 2k-page ones, and libFuzzer's mutations
+pick it for a share of all inputs.
+
 A last line gives issue 5's throughput goal - 20,000 exec/s per target
 with the per-op checker on, i.e. the default row - met or how many times
 short each target is, with its floor (an input of no ops) beside it; the
 JSON has the same under "goal".
 
 Usage: bench/fuzz_exec.py [--seconds S] [--targets t1,t2] [--settings default,level1,off]
-                          [--corpus seeds|all] [--steady N1,N2] [--floor N] [--build-dir DIR] [--json FILE] [--quick] [--no-build]
+                          [--corpus seeds|all] [--steady N1,N2] [--floor N] [--config-floors N]
+                          [--build-dir DIR] [--json FILE] [--quick] [--no-build]
        ./mmfuzz bench fuzz_exec [--quick] [--json FILE]
 Writes bench/results/fuzz_exec.json unless --json says otherwise (--quick:
 only with --json).  Exit status 0; 1 when a run found something (a finding
@@ -180,6 +189,50 @@ def steady(binary, target, n1, n2, corpora=CORPORA["seeds"]):
     return res
 
 
+SETUP_CONFIG = re.compile(r"^setup .*\bconfig=(\S+)", re.M)
+
+
+def config_floors(binary, runs):
+    """What an input of no ops costs on each named machine config of the
+    target: a one-byte input whose byte picks the setup's config (the decoder
+    takes an enum modulo its size, so bytes 0, 1, ... walk the configs until
+    one repeats; the other setup arguments take their lowest values),
+    executed `runs` times.  The final check (level 3) and mm_reset() are
+    O(pfns), so a config's floor grows with its arena: this is where a
+    target's average floor comes from.  {} for a target whose setup names no
+    config (config fuzzes mm_config itself)."""
+    out = {}
+    work = tempfile.mkdtemp(prefix="fuzz_exec-cfg-")
+    try:
+        for b in range(64):
+            path = os.path.join(work, "b%d" % b)
+            with open(path, "wb") as f:
+                f.write(bytes([b]))
+            env = dict(os.environ, MMFUZZ_TRACE="1", MMFUZZ_STATS="0")
+            r = subprocess.run([binary, path], cwd=work, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=120)
+            m = SETUP_CONFIG.search(r.stdout)
+            if not m or m.group(1) in out:
+                break
+            env = dict(os.environ, MMFUZZ_STATS="1")
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            r = subprocess.run([binary, "-runs=%d" % runs, path], cwd=work, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=max(600, runs // 100))
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            st = STATS.search(r.stdout)
+            lv = {x.group(1): float(x.group(3)) for x in LEVEL.finditer(r.stdout)}
+            final = max((k for k in lv if k != "2"), default=None)
+            out[m.group(1)] = {"byte": b, "runs": runs, "finding": r.returncode != 0,
+                               "exec_per_cpu_s": round(runs / cpu_s, 1) if cpu_s > 0 else 0.0,
+                               "cpu_us_per_input": float(st.group(6)) if st else None,
+                               "final_check_us": lv[final] if final else None,
+                               "final_level": int(final) if final else None}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
 GOAL_EXEC_PER_S = 20000     # issue 5: per target, seed corpus, libFuzzer, ASan+UBSan, one core, per-op checker on
 
 
@@ -198,6 +251,8 @@ def goal_verdict(rows):
              "short_by": round(GOAL_EXEC_PER_S / rate, 1) if 0 < rate < GOAL_EXEC_PER_S else None}
         if "floor" in r:
             e["floor_exec_per_cpu_s"] = r["floor"]["exec_per_cpu_s"]
+        if "config_floors" in r:
+            e["floor_us_by_config"] = {n: c["cpu_us_per_input"] for n, c in r["config_floors"].items()}
         out["targets"][r["target"]] = e
     return out
 
@@ -227,6 +282,9 @@ def main():
     ap.add_argument("--floor", type=int, default=20000, metavar="N",
                     help="the cost of an input of no ops: N executions of inputs of at most one byte, "
                          "default setting (0 = skip; --quick skips it)")
+    ap.add_argument("--config-floors", type=int, default=3000, metavar="N",
+                    help="the floor per named machine config: N executions of the no-op input of each "
+                         "config (0 = skip; --quick skips it)")
     ap.add_argument("--steady", default="20000,80000", metavar="N1,N2",
                     help="steady-state exec/cpu-s of the default setting from -runs=N1 and -runs=N2 "
                          "(the marginal rate; 0 = skip; --quick skips it)")
@@ -245,10 +303,12 @@ def main():
         log("--steady needs N1,N2 with 0 < N1 < N2 (or 0), not '%s'" % a.steady)
         return 2
     floor_runs = 0 if a.quick else a.floor
-    if bad or seconds < 1 or floor_runs < 0:
+    cfg_runs = 0 if a.quick else a.config_floors
+    if bad or seconds < 1 or floor_runs < 0 or cfg_runs < 0:
         ap.print_usage(sys.stderr)
         log("unknown setting or target: %s" % ", ".join(bad) if bad else
-            "--seconds must be >= 1" if seconds < 1 else "--floor must be >= 0")
+            "--seconds must be >= 1" if seconds < 1 else
+            "--floor must be >= 0" if floor_runs < 0 else "--config-floors must be >= 0")
         return 2
     if a.json and cannot_write("--json", a.json):
         ap.print_usage(sys.stderr)
@@ -298,6 +358,16 @@ def main():
             failed |= show(fl, "%-10s %-8s %9s %10.0f %10.0f %8.1f %9.0f %9.0f %10.0f   inputs of <= 1 byte" % (
                 t, "floor", "-", fl["exec_per_cpu_s"], fl.get("cpu_us_per_input", 0), fl.get("ops_per_input", 0),
                 fl.get("ops_us", 0), fl.get("checks_us", 0), fl.get("teardown_us", 0)))
+        if cfg_runs and "default" in settings:
+            log("%s, floor per config: %d executions of each config's no-op input" % (t, cfg_runs))
+            cf = config_floors(binary, cfg_runs)
+            if cf:
+                next(r for r in rows if r["target"] == t and r["checks"] == "default")["config_floors"] = cf
+                print("%-10s %-8s   us per no-op input by config (final check us): %s%s" % (
+                    t, "configs", ", ".join("%s %.0f (%.0f)" % (n, e["cpu_us_per_input"] or 0, e["final_check_us"] or 0)
+                                            for n, e in cf.items()),
+                    "   FINDING" if any(e["finding"] for e in cf.values()) else ""), flush=True)
+                failed |= any(e["finding"] for e in cf.values())
     goal = goal_verdict(rows)
     if goal["targets"]:
         print(goal_line(goal), flush=True)

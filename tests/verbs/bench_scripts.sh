@@ -28,6 +28,7 @@ usage)
 	expect 2 '--seconds must be >= 1' --seconds 0 --no-build
 	expect 2 '--steady needs N1,N2' --steady 5,2 --no-build
 	expect 2 '--floor must be >= 0' --floor -1 --no-build
+	expect 2 '--config-floors must be >= 0' --config-floors -2 --no-build
 	VERB=$ROOT/bench/stress_replay.py
 	expect 2 'unrecognized arguments: --bogus' --bogus
 	[[ ! -e $WORK/missing ]] || fail "a script created $WORK/missing"

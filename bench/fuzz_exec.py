@@ -199,8 +199,9 @@ def config_floors(binary, runs):
     one repeats; the other setup arguments take their lowest values),
     executed `runs` times.  The final check (level 3) and mm_reset() are
     O(pfns), so a config's floor grows with its arena: this is where a
-    target's average floor comes from.  {} for a target whose setup names no
-    config (config fuzzes mm_config itself)."""
+    target's average floor comes from.  {} for a target whose trace shows
+    no `setup config=` line: config (it fuzzes mm_config itself) and sched
+    (its trace is the deterministic scheduler's, and it keeps no stats)."""
     out = {}
     work = tempfile.mkdtemp(prefix="fuzz_exec-cfg-")
     try:

@@ -52,7 +52,12 @@
 #                           target or setting): exit 2 and the message at once
 #  verbs_repro_usage        ./mmfuzz repro's bad arguments (no FILE, an unknown
 #                           option or target, a missing file, a directory, a
-#                           device): exit 2 and the message, before the build
+#                           device, a --timeout that is no number of seconds):
+#                           exit 2 and the message, before the build
+#  verbs_repro_timeout      ./mmfuzz repro on a stand-in tree whose replay hangs
+#                           and ignores SIGTERM: stopped at the bound (10 x the
+#                           .options timeout, or --timeout S) with its children,
+#                           exit 1 - it used to wait for ever
 #  verbs_bugzoo_usage       ./mmfuzz bugzoo's bad arguments (unknown option, a
 #                           missing value, a budget that is no number, <= 0 or
 #                           nan, --seeds/--jobs 0, an unknown id, --json into a
@@ -101,6 +106,9 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
            COMMAND ${MF_VERBS_BASH} ${_v}/bench_scripts.sh usage ${PROJECT_SOURCE_DIR} ${_w}/bench-scripts-usage)
   add_test(NAME verbs_repro_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/repro.sh usage ${PROJECT_SOURCE_DIR} ${_w}/repro-usage)
+  add_test(NAME verbs_repro_timeout
+           COMMAND ${MF_VERBS_BASH} ${_v}/repro.sh timeout ${PROJECT_SOURCE_DIR} ${_w}/repro-timeout)
+  set_tests_properties(verbs_repro_timeout PROPERTIES TIMEOUT 120)
   add_test(NAME verbs_bugzoo_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/bugzoo.sh usage ${PROJECT_SOURCE_DIR} ${_w}/bugzoo-usage)
   set_tests_properties(verbs_bugzoo_usage verbs_fuzz_usage verbs_bench_scripts_usage verbs_repro_usage

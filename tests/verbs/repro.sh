@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# tests/verbs/repro.sh usage ROOT WORK - ./mmfuzz repro's bad arguments
-# (ctest verbs_repro_usage): each exits 2 with its message before the ASan
-# build is made - a device among them ($FIFO: minimize copied /dev/zero until
-# the disk filled, repro and trace read it until memory ran out).
+# tests/verbs/repro.sh MODE ROOT WORK
+#   usage    ./mmfuzz repro's bad arguments (ctest verbs_repro_usage): each
+#            exits 2 with its message before the ASan build is made - a
+#            device among them ($FIFO: minimize copied /dev/zero until the
+#            disk filled, repro and trace read it until memory ran out)
+#   timeout  (ctest verbs_repro_timeout) on a stand-in tree (MMFUZZ_ROOT)
+#            whose replay never ends - a libFuzzer timeout-* input that
+#            still hangs - and ignores SIGTERM: the replay is stopped at the
+#            bound (ten times corpus/T.options' timeout, or --timeout S),
+#            with what it started, and counts as failing (exit 1); it used
+#            to wait for ever
 VERB=repro
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -17,6 +24,55 @@ usage)
 	expect 2 'is a directory; give one input file' buddy "$ROOT/corpus/buddy"
 	expect 2 "$FIFO is not a regular file" buddy "$FIFO"
 	refused_before_build buddy "$FIFO"
+	expect 2 "--timeout wants seconds from 0 \(no bound\) to 86400, not 'soon'" buddy "$ROOT/corpus/buddy/basic" --timeout soon
+	expect 2 '--timeout wants seconds' buddy "$ROOT/corpus/buddy/basic" --timeout=-1
+	expect 2 '--timeout needs a value' buddy "$ROOT/corpus/buddy/basic" --timeout
+	refused_before_build buddy "$ROOT/corpus/buddy/basic" --timeout soon
+	;;
+timeout)
+	T=$WORK/root
+	mkdir -p "$T/targets" "$T/corpus" "$T/build/asan/targets"
+	ln -s "$ROOT/tools" "$T/tools"
+	echo a >"$T/targets/TARGETS"
+	printf '[libfuzzer]\ntimeout = 0.3\n' >"$T/corpus/a.options"
+	echo x >"$WORK/input"
+	cat >"$T/build/asan/targets/fuzz_a" <<'STUB'
+#!/usr/bin/env bash
+# The replay main's stand-in: --print decodes; a replay never ends, SIGTERM ignored.
+[[ $1 == --print ]] && { echo "setup config=micro"; exit 0; }
+[[ ${STUB_PASS:-} ]] && exit 0
+echo "replay started"
+trap '' TERM
+sleep 600 &
+echo $! >"${STANDIN_CHILD:?}"
+sleep 600
+STUB
+	chmod +x "$T/build/asan/targets/fuzz_a"
+	export STANDIN_CHILD=$WORK/child.pid
+	# expect runs "$MMFUZZ" "$VERB" ARGS: the verb on the stand-in tree, target a.
+	MMFUZZ=$WORK/repro-standin
+	printf '#!/usr/bin/env bash\nMMFUZZ_ROOT=%q exec %q "$@"\n' "$T" "$ROOT/tools/verbs/repro" >"$MMFUZZ"
+	chmod +x "$MMFUZZ"
+	VERB=a
+	expect 1 'still runs after 3 s \(ten times the timeout of 0.3 s in corpus/a.options\) and was stopped' "$WORK/input" --no-build
+	expect 1 'still runs after 1 s \(--timeout\)' "$WORK/input" --no-build --timeout 1
+	expect 1 'replay started' "$WORK/input" --no-build --timeout=2
+	# Killed, it may stay a zombie a moment until init reaps it: alive means not Z, 5 s on.
+	child=$(cat "$STANDIN_CHILD" 2>/dev/null)
+	for _ in $(seq 50); do
+		state=$(ps -o stat= -p "${child:-0}" 2>/dev/null)
+		[[ -z $state || $state == Z* ]] && break
+		sleep 0.1
+	done
+	if [[ -z $child ]]; then
+		fail "the stand-in never started its child"
+	elif [[ -n $state && $state != Z* ]]; then
+		fail "the replay's child $child outlived the stop (state $state)"
+		kill -9 "$child"
+	else
+		echo "ok: nothing the replay started outlived it"
+	fi
+	STUB_PASS=1 expect 0 'PASS - .* replays without a violation' "$WORK/input" --no-build --timeout 0
 	;;
 *)
 	fail "unknown mode $mode"

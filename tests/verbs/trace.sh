@@ -22,6 +22,9 @@ usage)
 	[[ ! -e $WORK/s.c ]] || fail "trace sched --c wrote $WORK/s.c"
 	expect 2 '--encode writes bytes and runs nothing: use it without --run' buddy "$ROOT/corpus/buddy/src/basic.txt" --encode "$WORK/b" --run
 	expect 2 '--encode writes bytes and runs nothing: use it without --c' buddy "$ROOT/corpus/buddy/src/basic.txt" --encode "$WORK/b" --c "$WORK/b.c"
+	expect 2 '--timeout bounds a run: it goes with --run or --c' buddy "$ROOT/corpus/buddy/basic" --timeout 5
+	expect 2 "--timeout wants seconds from 0 \(no bound\) to 86400, not 'nan'" buddy "$ROOT/corpus/buddy/basic" --run --timeout nan
+	expect 2 '--timeout needs a value' buddy "$ROOT/corpus/buddy/basic" --run --timeout
 	[[ ! -e $WORK/b && ! -e $WORK/b.c ]] || fail "trace --encode with --run/--c wrote a file"
 	if [[ $(id -u) != 0 ]]; then
 		: >"$WORK/unreadable" && chmod 000 "$WORK/unreadable"

@@ -1,4 +1,5 @@
-# ./mmfuzz fuzz stopped by SIGINT (tests/verbs/fuzz_interrupt.sh): a
+# ./mmfuzz fuzz stopped by SIGINT (tests/verbs/fuzz_interrupt.sh), and
+# AFL++'s hangs counted as findings (tests/verbs/fuzz_afl_hangs.sh): a
 # stand-in tree and engine, so no fuzz build is needed; seconds.  The gcc
 # debug preset only: the verb is the same under every build.
 find_program(MF_FI_BASH bash)
@@ -11,4 +12,9 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
                      ${CMAKE_CURRENT_BINARY_DIR}/verbs/fuzz-interrupt-${m})
     set_tests_properties(fuzz_interrupt_${m} PROPERTIES TIMEOUT 120)
   endforeach()
+  # AFL++'s hangs are findings, as libFuzzer's timeouts are (a stand-in afl-fuzz).
+  add_test(NAME fuzz_afl_hangs
+           COMMAND ${MF_FI_BASH} ${PROJECT_SOURCE_DIR}/tests/verbs/fuzz_afl_hangs.sh count ${PROJECT_SOURCE_DIR}
+                   ${CMAKE_CURRENT_BINARY_DIR}/verbs/fuzz-afl-hangs)
+  set_tests_properties(fuzz_afl_hangs PROPERTIES TIMEOUT 120)
 endif()

@@ -1,5 +1,5 @@
 # ./mmfuzz fuzz stopped by SIGINT (tests/verbs/fuzz_interrupt.sh), and
-# AFL++'s hangs counted as findings (tests/verbs/fuzz_afl_hangs.sh): a
+# findings it used to lose (tests/verbs/fuzz_findings.sh): a
 # stand-in tree and engine, so no fuzz build is needed; seconds.  The gcc
 # debug preset only: the verb is the same under every build.
 find_program(MF_FI_BASH bash)
@@ -12,9 +12,12 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
                      ${CMAKE_CURRENT_BINARY_DIR}/verbs/fuzz-interrupt-${m})
     set_tests_properties(fuzz_interrupt_${m} PROPERTIES TIMEOUT 120)
   endforeach()
-  # AFL++'s hangs are findings, as libFuzzer's timeouts are (a stand-in afl-fuzz).
-  add_test(NAME fuzz_afl_hangs
-           COMMAND ${MF_FI_BASH} ${PROJECT_SOURCE_DIR}/tests/verbs/fuzz_afl_hangs.sh count ${PROJECT_SOURCE_DIR}
-                   ${CMAKE_CURRENT_BINARY_DIR}/verbs/fuzz-afl-hangs)
-  set_tests_properties(fuzz_afl_hangs PROPERTIES TIMEOUT 120)
+  # Findings the verb used to lose: AFL++'s hangs, a libFuzzer that dies without an artifact.
+  foreach(m afl-hangs no-artifact)
+    string(REPLACE "-" "_" _n ${m})
+    add_test(NAME fuzz_findings_${_n}
+             COMMAND ${MF_FI_BASH} ${PROJECT_SOURCE_DIR}/tests/verbs/fuzz_findings.sh ${m} ${PROJECT_SOURCE_DIR}
+                     ${CMAKE_CURRENT_BINARY_DIR}/verbs/fuzz-findings-${m})
+    set_tests_properties(fuzz_findings_${_n} PROPERTIES TIMEOUT 120)
+  endforeach()
 endif()

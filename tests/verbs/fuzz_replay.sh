@@ -5,9 +5,14 @@
 #                      build's fuzz_slub (MMFUZZ_REPLAY_DIR): exit 0, "clean",
 #                      nothing in crashes/
 #   fuzz_replay_finds  a stand-in replay binary that fails on every input
-#                      whose name starts with "bad": exit 1, each bad input
-#                      (not only the first) copied to crashes/replay-<name>
-#                      with its report, the good ones not; bad usage: exit 2
+#                      whose name starts with "bad" (naming it, as the
+#                      harness's checker does) or "abort" (naming nothing, as
+#                      an allocator BUG() does): exit 1, each failing input
+#                      (not only the first; an unnamed one found by replaying
+#                      the rest one at a time - it used to be the batch's
+#                      first input, and the replay stopped there) copied to
+#                      crashes/replay-<name> with its report, the good ones
+#                      not; bad usage: exit 2
 # usage: fuzz_replay.sh MODE ROOT WORK BUILD_DIR
 VERB=fuzz
 source "$(dirname "$0")/lib.sh"
@@ -31,18 +36,21 @@ else
 for f in "$@"; do
 	case "$(basename "$f")" in
 	bad*) echo "==mmfuzz== VIOLATION C1 in target slub (stand-in)"; echo "==mmfuzz== input: $f  (./mmfuzz repro slub $f)"; exit 1 ;;
+	abort*) echo "mmfuzz: BUG at allocator/page/buddy.c:1: stand-in"; kill -ABRT $$ ;;
 	esac
 done
 echo "slub: replayed $# inputs without a violation"
 STUB
 	chmod +x "$WORK/stub/targets/fuzz_slub"
-	for n in a1 bad1 b2 bad2 c3; do echo "$n" > "$WORK/t/corpus/$n"; done
-	MMFUZZ_REPLAY_DIR=$WORK/stub expect 1 "slub: 5 corpus inputs replayed without sanitizers: 2 failed" \
+	for n in a1 bad1 b2 abort1 c3 bad2; do echo "$n" > "$WORK/t/corpus/$n"; done
+	MMFUZZ_REPLAY_DIR=$WORK/stub expect 1 "slub: 6 corpus inputs replayed without sanitizers: 3 failed" \
 		--replay-check slub "$WORK/t"
 	for n in bad1 bad2; do
 		[[ -f $WORK/t/crashes/replay-$n ]] || fail "no crashes/replay-$n"
 		grep -q "VIOLATION C1" "$WORK/t/crashes/replay-$n.log" 2>/dev/null || fail "no report in replay-$n.log"
 	done
+	[[ -f $WORK/t/crashes/replay-abort1 ]] || fail "no crashes/replay-abort1 (the input that aborted unnamed)"
+	grep -q "BUG at" "$WORK/t/crashes/replay-abort1.log" 2>/dev/null || fail "no report in replay-abort1.log"
 	for n in a1 b2 c3; do
 		[[ ! -e $WORK/t/crashes/replay-$n ]] || fail "a passing input ($n) was kept as a finding"
 	done

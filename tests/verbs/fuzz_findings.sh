@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# tests/verbs/fuzz_findings.sh MODE ROOT WORK - findings ./mmfuzz fuzz used to
+# lose, on a stand-in tree (MMFUZZ_ROOT) with a stand-in engine:
+#   afl-hangs    (ctest fuzz_findings_afl_hangs) AFL++'s hangs count as
+#                findings, as libFuzzer's timeout-* artifacts do: a stand-in
+#                afl-fuzz first on PATH records its arguments and leaves one
+#                instance's fuzzer_stats with 2 saved hangs (files in hangs/)
+#                and no crash.  The verb must run it with -t from
+#                corpus/a.options' timeout (2 s: -t 2000), count 2 in the
+#                crashes column, name the hangs, write "hangs": 2 in the JSON
+#                and exit 1.  It reported 0 crashes and exit 0.
+#   no-artifact  (ctest fuzz_findings_no_artifact) a "libFuzzer" that dies
+#                at start-up with no artifact (exit 1, as a crash before
+#                libFuzzer's handler is set up): counted ("engine_stops"),
+#                named with its log, exit 1, and not restarted 51 times.
+#                It reported 0 crashes and exit 0.
+VERB=fuzz
+# shellcheck source=tests/verbs/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+T=$WORK/root
+mkdir -p "$T/targets" "$T/corpus/a" "$T/build/afl/targets" "$WORK/bin"
+ln -s "$ROOT/tools" "$T/tools"
+echo a >"$T/targets/TARGETS"
+echo x >"$T/corpus/a/seed"
+printf '[libfuzzer]\nmax_len = 64\ntimeout = 2\n' >"$T/corpus/a.options"
+printf '#!/bin/sh\necho 1000\n' >"$T/build/afl/targets/fuzz_a"     # AFL_DUMP_MAP_SIZE=1: the map size
+chmod +x "$T/build/afl/targets/fuzz_a"
+cat >"$WORK/bin/afl-fuzz" <<'STUB'
+#!/usr/bin/env bash
+# afl-fuzz's stand-in: -o SYNC -M NAME; one instance's results, then exit 0.
+echo "$*" >>"${STANDIN_ARGS:?}"
+while (($#)); do
+	case $1 in
+	-o) sync=$2; shift ;;
+	-M | -S) inst=$2; shift ;;
+	--) break ;;
+	esac
+	shift
+done
+mkdir -p "$sync/$inst/hangs" "$sync/$inst/crashes" "$sync/$inst/queue"
+echo x >"$sync/$inst/hangs/id:000000,src:000000,op:havoc"
+echo y >"$sync/$inst/hangs/id:000001,src:000000,op:havoc"
+cat >"$sync/$inst/fuzzer_stats" <<STATS
+execs_done        : 500
+corpus_count      : 1
+saved_crashes     : 0
+saved_hangs       : 2
+bitmap_cvg        : 1.00%
+stability         : 100.00%
+STATS
+sleep 1
+STUB
+chmod +x "$WORK/bin/afl-fuzz"
+
+case $mode in
+no-artifact)
+	mkdir -p "$T/build/fuzz/targets"
+	cat >"$T/build/fuzz/targets/fuzz_a" <<'STUB'
+#!/usr/bin/env bash
+echo "==1== ERROR: stand-in: the target crashed in LLVMFuzzerInitialize"
+echo x >>"${STANDIN_STARTS:?}"
+exit 1
+STUB
+	chmod +x "$T/build/fuzz/targets/fuzz_a"
+	export STANDIN_STARTS=$WORK/starts
+	MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --time 30 --no-build --no-replay-check \
+		--out "$WORK/o" --json "$WORK/t.json" >"$WORK/log" 2>&1
+	rc=$?
+	cat "$WORK/log"
+	[[ $rc == 1 ]] || fail "exit $rc, want 1 (a target that dies is a finding)"
+	n=$(wc -l <"$WORK/starts")
+	[[ $n == 3 ]] || fail "libFuzzer was started $n times, want 3"
+	grep -q 'stopped 3 times (exit 1) before running any input' "$WORK/log" || fail "the start-up failure was not said"
+	grep -q 'a/log.txt' "$WORK/log" || fail "the log was not named"
+	python3 - "$WORK/t.json" <<'PY' || fail "the JSON table"
+import json, sys
+r = json.load(open(sys.argv[1]))["targets"][0]
+assert r["engine_stops"] == 3 and r["crashes"] == 0, r
+PY
+	;;
+afl-hangs)
+	export STANDIN_ARGS=$WORK/args
+	PATH=$WORK/bin:$PATH MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --engine afl --time 1 --no-build \
+		--out "$WORK/o" --json "$WORK/t.json" >"$WORK/log" 2>&1
+	rc=$?
+	cat "$WORK/log"
+	[[ $rc == 1 ]] || fail "exit $rc, want 1 (hangs are findings)"
+	grep -q -- '-t 2000' "$WORK/args" || fail "afl-fuzz ran without -t 2000: $(cat "$WORK/args")"
+	grep -Eq '^a +afl +[0-9.]+ +500 .* 2 +100\.00%$' "$WORK/log" || fail "no table row with 500 execs and 2 crashes"
+	grep -q '2 crashes (2 of them hangs' "$WORK/log" || fail "the hangs were not named"
+	python3 - "$WORK/t.json" <<'PY' || fail "the JSON table"
+import json, sys
+r = json.load(open(sys.argv[1]))["targets"][0]
+assert r["crashes"] == 2 and r["hangs"] == 2, r
+PY
+	;;
+*)
+	fail "unknown mode $mode"
+	;;
+esac
+verdict

@@ -290,6 +290,13 @@ def run_fuzz(camp, comp, secs):
     for f in files:
         camp.finding(comp, "libFuzzer %s input %s" % (os.path.basename(f).split("-")[0], os.path.basename(f)), rel(f),
                      "./mmfuzz repro %s %s" % (n, rel(f)))
+    stops = (res or {}).get("engine_stops", 0)
+    if stops and comp.get("execs"):
+        # The target died with no artifact to replay (the OOM killer, say): its log is the evidence.
+        tlog = os.path.join(out, n, "log.txt")
+        camp.finding(comp, "libFuzzer died %d time%s without writing an input (its log says how)" %
+                     (stops, "s" if stops > 1 else ""), rel(tlog), comp["command"])
+        files.append(tlog)
     if how == "interrupted":
         comp["status"] = "FOUND" if files else "interrupted"
     elif how == "timeout":
@@ -340,7 +347,11 @@ def run_stress(camp, comp, secs):
         comp.update(ops=0, ops_per_s=0, result="")
     comp["rerun"] = seen["rerun"]
     rerun = seen["rerun"] or comp["command"]
-    if how == "interrupted":
+    # A FAILURE first: after Ctrl-C the stressor still makes its final checks, which can fail.
+    if rc == 1 and how == "interrupted":
+        why = (res or {}).get("failure") or seen["failure"] or "FAILURE (see the log)"
+        camp.finding(comp, why, rel(log), rerun)
+    elif how == "interrupted":
         comp["status"] = "interrupted"
     elif how == "timeout":
         camp.finding(comp, "no end after %.0fs (share %.0fs): a hang the watchdog missed" % (secs + 60, secs), rel(log), rerun)
@@ -406,6 +417,12 @@ def run_det(camp, comp, secs):
         comp["batches"].append(batch)
         k += 1
         if how == "interrupted":
+            if got["rerun"]:        # a failure it printed before the interrupt: kept
+                replay = ("./mmfuzz stress %s --deterministic --replay %s" % (m, rel(art))
+                          if os.path.exists(art) else "")
+                camp.finding(comp, "policy %s, seed %#x: a run failed before the interrupt: %s" %
+                             (policy, bseed, got["reason"] or "?"), rel(art) if replay else rel(log),
+                             got["rerun"], also=replay)
             comp.setdefault("status", "interrupted")
             break
         if how == "timeout":

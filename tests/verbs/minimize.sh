@@ -47,6 +47,22 @@ usage)
 	expect 2 'the output directory .*/c.min \(the default; -o DIR names another\) is not empty' \
 		buddy --corpus "$WORK/c" --build-dir "$WORK/stub" --no-build
 	expect 2 "-o $WORK/c.min is not empty" buddy --corpus "$WORK/c" -o "$WORK/c.min" --build-dir "$WORK/stub" --no-build
+	# What counts as "failing the same way": the allocator's BUG()s and bounded-loop stops by
+	# their place - libFuzzer calls every abort() a deadly signal.
+	python3 - "$ROOT/tools/verbs/minimize" <<'PY' && echo "ok: signature() tells BUG()s and T1 stops apart" || fail "signature()"
+import importlib.machinery, importlib.util, sys
+loader = importlib.machinery.SourceFileLoader("minimize", sys.argv[1])
+spec = importlib.util.spec_from_loader("minimize", loader)
+m = importlib.util.module_from_spec(spec)
+loader.exec_module(m)
+ds = "\n==1== ERROR: libFuzzer: deadly signal\n"
+a = m.signature("mmfuzz: BUG at allocator/page/buddy.c:123: PageBuddy(page)" + ds)
+b = m.signature("mmfuzz: BUG at allocator/page/buddy.c:99: order" + ds)
+c = m.signature("mmfuzz: T1 violated: bounded loop exceeded in free_pcppages_bulk: x after 7 iterations (a hang)" + ds)
+assert a == "BUG:allocator/page/buddy.c:123", a
+assert len({a, b, c, m.signature(ds)}) == 4, (a, b, c)
+assert m.signature("==mmfuzz== VIOLATION B3 in target buddy" + ds) == "B3"
+PY
 	;;
 injected)
 	BUILD=$4

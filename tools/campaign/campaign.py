@@ -538,6 +538,8 @@ def summary_text(s):
                    [(c["name"], c["status"], "%.1f" % c.get("seconds", 0), c.get("execs", 0),
                      "%.0f" % c.get("exec_per_s", 0), c.get("coverage", 0), c.get("corpus", 0),
                      len(c.get("findings", []))) for c in s["fuzz"]])
+    L.append("  (not in this run: ./mmfuzz fuzz's replay of the new corpora without sanitizers; "
+             "./mmfuzz fuzz --replay-check TARGET %s/fuzz/TARGET/TARGET makes it)" % s["out"])
     L.append("")
     thr = next((c for c in s["stress"] if c.get("threads")), {})
     L += fmt_table("stressors, free-running (%sbuild/stress-rel; ./mmfuzz stress MODE)" %

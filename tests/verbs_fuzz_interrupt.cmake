@@ -6,7 +6,7 @@ find_program(MF_FI_BASH bash)
 find_program(MF_FI_PYTHON3 python3)
 if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANITIZE STREQUAL ""
    AND MM_INJECT STREQUAL "" AND MF_FI_BASH AND MF_FI_PYTHON3)
-  foreach(m verb engine)
+  foreach(m verb engine fork)
     add_test(NAME fuzz_interrupt_${m}
              COMMAND ${MF_FI_BASH} ${PROJECT_SOURCE_DIR}/tests/verbs/fuzz_interrupt.sh ${m} ${PROJECT_SOURCE_DIR}
                      ${CMAKE_CURRENT_BINARY_DIR}/verbs/fuzz-interrupt-${m})

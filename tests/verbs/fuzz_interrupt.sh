@@ -7,6 +7,11 @@
 #           skips the replay check, prints and writes the table of what ran
 #           ("interrupted": true) and exits 130 - not a Python traceback
 #   engine  SIGINT to the engine alone: the same, not "a finding" and a restart
+#   fork    --jobs 2 (libFuzzer's fork mode) and SIGTERM to the verb: its
+#           "libFuzzer" ignores SIGINT, as the real fork-mode parent does
+#           while it waits in system() for a worker, and stops on SIGTERM;
+#           its worker (a child) must not outlive it.  The verb used to send
+#           SIGINT to the parent alone and go on fuzzing.
 VERB=fuzz
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -21,20 +26,33 @@ for t in a b; do
 	cat >"$T/build/fuzz/targets/fuzz_$t" <<'STUB'
 #!/usr/bin/env bash
 # libFuzzer's stand-in: a status line every 0.1 s; SIGINT: final stats, exit 72.
-trap 'echo "==$$== libFuzzer: run interrupted; exiting"; echo "stat::number_of_executed_units: $n"; exit 72' INT
+# With -fork=N: SIGINT ignored, SIGTERM does that, and a worker child runs.
+stop='echo "==$$== libFuzzer: run interrupted; exiting"; echo "stat::number_of_executed_units: $n"; exit 72'
+if [[ " $* " == *" -fork="* ]]; then
+	trap '' INT
+	trap "$stop" TERM
+	sleep 600 &
+	echo $! >"${STANDIN_WORKER:?}"
+	status='#$n: cov: 10 ft: 20 corp: 2 exec/s: 1000 oom/timeout/crash: 0/0/0 time: 1s job: 1 dft_time: 0'
+else
+	trap "$stop" INT
+	status='#$n	NEW    cov: 10 ft: 20 corp: 2/4b lim: 4 exec/s: 1000 rss: 30Mb'
+fi
 echo "$$" >"${STANDIN_PID:?}"
 n=0
 while :; do
 	n=$((n + 100))
-	echo "#$n	NEW    cov: 10 ft: 20 corp: 2/4b lim: 4 exec/s: 1000 rss: 30Mb"
+	eval "echo \"$status\""
 	sleep 0.1
 done
 STUB
 	chmod +x "$T/build/fuzz/targets/fuzz_$t"
 done
 
-export STANDIN_PID=$WORK/engine.pid
-MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" all --time 120 --no-build --out "$WORK/o" --json "$WORK/t.json" \
+export STANDIN_PID=$WORK/engine.pid STANDIN_WORKER=$WORK/worker.pid
+jobs=1
+[[ $mode == fork ]] && jobs=2
+MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" all --time 120 --jobs $jobs --no-build --out "$WORK/o" --json "$WORK/t.json" \
 	>"$WORK/log" 2>&1 &
 verb=$!
 for _ in $(seq 100); do
@@ -45,6 +63,7 @@ done
 case $mode in
 verb) kill -INT "$verb" ;;
 engine) kill -INT "$(cat "$STANDIN_PID")" ;;
+fork) kill -TERM "$verb" ;;
 *) fail "unknown mode $mode" ;;
 esac
 for _ in $(seq 100); do
@@ -52,12 +71,25 @@ for _ in $(seq 100); do
 	sleep 0.2
 done
 if kill -0 "$verb" 2>/dev/null; then
-	fail "the verb still runs 20 s after the SIGINT"
+	fail "the verb still runs 20 s after the signal"
 	kill -KILL "$verb"
 fi
 wait "$verb"
 rc=$?
 cat "$WORK/log"
+if [[ $mode == fork ]]; then
+	w=$(cat "$WORK/worker.pid" 2>/dev/null)
+	for _ in $(seq 50); do
+		st=$(ps -o stat= -p "${w:-0}" 2>/dev/null)
+		[[ -z $st || $st == Z* ]] && break
+		sleep 0.1
+	done
+	[[ -n $w ]] || fail "the stand-in started no worker"
+	if [[ -n $st && $st != Z* ]]; then
+		fail "the fork-mode worker $w outlived the campaign"
+		kill -9 "$w"
+	fi
+fi
 [[ $rc == 130 ]] || fail "exit $rc, want 130"
 grep -q Traceback "$WORK/log" && fail "a Python traceback"
 grep -q 'restarting' "$WORK/log" && fail "the campaign restarted the engine after the interrupt"

@@ -77,19 +77,7 @@ fi
 wait "$verb"
 rc=$?
 cat "$WORK/log"
-if [[ $mode == fork ]]; then
-	w=$(cat "$WORK/worker.pid" 2>/dev/null)
-	for _ in $(seq 50); do
-		st=$(ps -o stat= -p "${w:-0}" 2>/dev/null)
-		[[ -z $st || $st == Z* ]] && break
-		sleep 0.1
-	done
-	[[ -n $w ]] || fail "the stand-in started no worker"
-	if [[ -n $st && $st != Z* ]]; then
-		fail "the fork-mode worker $w outlived the campaign"
-		kill -9 "$w"
-	fi
-fi
+[[ $mode == fork ]] && expect_gone "the fork-mode worker" "$WORK/worker.pid"
 [[ $rc == 130 ]] || fail "exit $rc, want 130"
 grep -q Traceback "$WORK/log" && fail "a Python traceback"
 grep -q 'restarting' "$WORK/log" && fail "the campaign restarted the engine after the interrupt"

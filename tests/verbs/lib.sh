@@ -52,3 +52,26 @@ refused_before_build() {
 		echo "ok: $VERB $* -> refused before any configure or build"
 	fi
 }
+
+# expect_gone WHAT PIDFILE: the process in PIDFILE (a stand-in's child) is gone
+# within 5 s - killed, it may stay a zombie a moment until init reaps it,
+# so a zombie counts as gone; one still alive fails and is killed.
+expect_gone() {
+	local what=$1 pid st
+	pid=$(cat "$2" 2>/dev/null)
+	if [[ -z $pid ]]; then
+		fail "$what: never started"
+		return
+	fi
+	for _ in $(seq 50); do
+		st=$(ps -o stat= -p "$pid" 2>/dev/null)
+		[[ -z $st || $st == Z* ]] && break
+		sleep 0.1
+	done
+	if [[ -n $st && $st != Z* ]]; then
+		fail "$what $pid outlived the stop (state $st)"
+		kill -9 "$pid"
+	else
+		echo "ok: $what is gone"
+	fi
+}

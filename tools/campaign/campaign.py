@@ -97,13 +97,14 @@ def targets():
 class Child:
     """A verb in its own process group; its output goes to a log and a queue."""
 
-    def __init__(self, argv, log_path):
+    def __init__(self, argv, log_path, env=None):
         self.log = open(log_path, "a")
         self.log.write("$ %s\n" % " ".join(argv))
         self.log.flush()
         self.q = queue.Queue()
         self.p = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True)
+                                  stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True,
+                                  env=env)
         self.t = threading.Thread(target=self._read, daemon=True)
         self.t.start()
 
@@ -121,10 +122,10 @@ class Child:
             pass
 
 
-def supervise(argv, log_path, hard_s, on_line=None, on_tick=None):
+def supervise(argv, log_path, hard_s, on_line=None, on_tick=None, env=None):
     """Run argv to its end; returns (rc, how): how is "done", "timeout" or
     "interrupted".  rc < 0 is the signal that ended it."""
-    c = Child(argv, log_path)
+    c = Child(argv, log_path, env)
     start = time.monotonic()
     how, sent, signals_seen = "done", None, STOP["count"]
     while True:
@@ -329,8 +330,10 @@ def run_stress(camp, comp, secs):
     argv = [MMFUZZ, "stress", m, "--no-build", "--time", "%g" % round(secs, 1), "--seed", str(camp.seed), "--json", js]
     comp["command"] = " ".join(["./mmfuzz"] + argv[1:3] + argv[4:8])
     t0 = time.monotonic()
+    # A failure's deterministic replay writes its schedule to $TMPDIR (replay.c): into the run directory.
     rc, how = supervise(argv, log, secs + 60, on_line=on_line,
-                        on_tick=lambda el: prog.line(el, "running (every op checked; stop-the-world checks every 200 ms)"))
+                        on_tick=lambda el: prog.line(el, "running (every op checked; stop-the-world checks every 200 ms)"),
+                        env=dict(os.environ, TMPDIR=os.path.abspath(d)))
     comp["seconds"] = round(time.monotonic() - t0, 1)
     res = None
     try:
@@ -347,17 +350,19 @@ def run_stress(camp, comp, secs):
         comp.update(ops=0, ops_per_s=0, result="")
     comp["rerun"] = seen["rerun"]
     rerun = seen["rerun"] or comp["command"]
+    # The deterministic engine's replay of the failure, when it reproduced it (replay.c).
+    exact = ((res or {}).get("replay") or {}).get("command") or ""
     # A FAILURE first: after Ctrl-C the stressor still makes its final checks, which can fail.
     if rc == 1 and how == "interrupted":
         why = (res or {}).get("failure") or seen["failure"] or "FAILURE (see the log)"
-        camp.finding(comp, why, rel(log), rerun)
+        camp.finding(comp, why, rel(log), rerun, also=exact)
     elif how == "interrupted":
         comp["status"] = "interrupted"
     elif how == "timeout":
         camp.finding(comp, "no end after %.0fs (share %.0fs): a hang the watchdog missed" % (secs + 60, secs), rel(log), rerun)
     elif rc == 1:
         why = (res or {}).get("failure") or seen["failure"] or "FAILURE (see the log)"
-        camp.finding(comp, why, rel(log), rerun)
+        camp.finding(comp, why, rel(log), rerun, also=exact)
     elif rc < 0:
         camp.finding(comp, "the stressor died of %s" % sig_name(rc), rel(log), rerun)
     elif rc != 0 or res is None:

@@ -19,13 +19,21 @@ def parse_limit(value):
     return x if 0 <= x <= 86400 else None
 
 
-def default_limit(root, target):
-    """(seconds, why): ten times the timeout in corpus/TARGET.options, or 250 s without one."""
-    opts = configparser.ConfigParser()
+def libfuzzer_options(root, target):
+    """corpus/TARGET.options' [libfuzzer] section as {name: value} ({} without one)."""
+    opts = configparser.ConfigParser(interpolation=None)
     try:
         opts.read(os.path.join(root, "corpus", target + ".options"))
-        base = float(opts.get("libfuzzer", "timeout"))
-    except (configparser.Error, ValueError, OSError):
+        return dict(opts.items("libfuzzer")) if opts.has_section("libfuzzer") else {}
+    except (configparser.Error, OSError):
+        return {}
+
+
+def default_limit(root, target):
+    """(seconds, why): ten times the timeout in corpus/TARGET.options, or 250 s without one."""
+    try:
+        base = float(libfuzzer_options(root, target)["timeout"])
+    except (KeyError, ValueError):
         return 250.0, "the default bound"
     return 10 * base, "ten times the timeout of %g s in corpus/%s.options" % (base, target)
 

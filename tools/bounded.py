@@ -19,6 +19,24 @@ def parse_limit(value):
     return x if 0 <= x <= 86400 else None
 
 
+def pop_timeout(args, die):
+    """(--timeout S or --timeout=S from @args - None when not given, the
+    other arguments); a missing or bad value goes to @die(message)."""
+    limit, rest, args = None, [], list(args)
+    while args:
+        a = args.pop(0)
+        if a != "--timeout" and not a.startswith("--timeout="):
+            rest.append(a)
+            continue
+        if a == "--timeout" and not args:
+            die("--timeout needs a value (seconds; 0: no bound)")
+        v = args.pop(0) if a == "--timeout" else a.split("=", 1)[1]
+        limit = parse_limit(v)
+        if limit is None:
+            die("--timeout wants seconds from 0 (no bound) to 86400, not '%s'" % v)
+    return limit, rest
+
+
 def libfuzzer_options(root, target):
     """corpus/TARGET.options' [libfuzzer] section as {name: value} ({} without one)."""
     opts = configparser.ConfigParser(interpolation=None)

@@ -54,6 +54,8 @@ import sys
 import time
 
 ROOT = os.environ.get("MMFUZZ_ROOT") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from bounded import libfuzzer_options  # noqa: E402
 
 # The sources that decide what a fuzz target does: the allocator, the targets
 # and their harness, the deterministic scheduler fuzz_sched links (stressors/
@@ -458,22 +460,6 @@ def save(doc, path, goal):
 
 # ------------------------------------------------------------------ one chunk of libFuzzer
 
-def read_options(name):
-    """corpus/<name>.options, section [libfuzzer] (as tools/verbs/fuzz reads it)."""
-    opts, section = {}, None
-    path = os.path.join(ROOT, "corpus", name + ".options")
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                line = line.strip()
-                if line.startswith("["):
-                    section = line.strip("[]")
-                elif "=" in line and section == "libfuzzer":
-                    k, v = line.split("=", 1)
-                    opts[k.strip()] = v.strip()
-    return opts
-
-
 def copy_seeds(name, corpus):
     """corpus/<name>/ and corpus/regressions/<name>/: their files only (src/*.txt
     hold op text, not inputs; libFuzzer would read subdirectories too)."""
@@ -546,7 +532,7 @@ class Chunk:
         d = os.path.join(ROOT, "corpus", name + ".dict")
         if os.path.isfile(d):
             cmd.append("-dict=" + d)
-        for k, v in read_options(name).items():
+        for k, v in libfuzzer_options(ROOT, name).items():
             if k != "dict":
                 cmd.append("-%s=%s" % (k, v))
         cmd.append(self.corpus)

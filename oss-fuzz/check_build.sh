@@ -1,20 +1,88 @@
 #!/bin/bash
 # check_build.sh - the moral equivalent of OSS-Fuzz's `helper.py check_build`
-# without Docker: run oss-fuzz/build.sh with the environment the builder
-# gives it (clang, ASan+UBSan, the libFuzzer engine, a temporary $OUT), then
-# check every fuzzer, seed corpus zip, dict and options file is there and
-# each fuzzer runs its whole seed corpus cleanly.
+# without Docker: run oss-fuzz/build.sh with the environment OSS-Fuzz's
+# builder gives it for one (engine, sanitizer) pair of oss-fuzz/project.yaml
+# (infra/base-images/base-builder: compile, compile_libfuzzer, compile_afl;
+# a temporary $SRC, $OUT and $WORK), then check every fuzzer, seed corpus
+# zip, dict and options file is there and each fuzzer runs its whole seed
+# corpus cleanly under the sanitizer options ClusterFuzz runs it with.
+#
+# usage: oss-fuzz/check_build.sh [--engine libfuzzer|afl] [--sanitizer address|undefined]
+#   (default: libfuzzer, address; OSS-Fuzz builds AFL++ with address only)
+#
+#   libfuzzer  CC=clang, CFLAGS += the sanitizer's flags and
+#              -fsanitize=fuzzer-no-link, LIB_FUZZING_ENGINE=-fsanitize=fuzzer
+#   afl        CC=afl-clang-fast (Debian's afl++) with CMPLOG and the
+#              dictionary pass on (two of compile_afl's roulette options),
+#              no coverage flags, LIB_FUZZING_ENGINE=libAFLDriver.a; the
+#              fuzzers then also run under afl-fuzz for a few seconds
+#              (fuzz_buddy: the persistent loop, the fork server, the map)
+#
+# Exit status: 0 all good; 1 a check failed; 2 bad arguments; 77 the engine
+# is not installed (AFL++: tools/deps.sh afl) - ctest reports that as skipped.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
+
+engine=libfuzzer
+sanitizer=address
+usage() { sed -n '10,11s/^# \{0,1\}//p' "$0"; }
+while (($#)); do
+	case $1 in
+	--engine) (($# >= 2)) || { echo "check_build: --engine needs a value" >&2; usage >&2; exit 2; }; engine=$2; shift 2 ;;
+	--sanitizer) (($# >= 2)) || { echo "check_build: --sanitizer needs a value" >&2; usage >&2; exit 2; }; sanitizer=$2; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "check_build: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+	esac
+done
+case $engine in libfuzzer | afl) ;; *) echo "check_build: --engine: libfuzzer or afl, not '$engine'" >&2; exit 2 ;; esac
+case $sanitizer in address | undefined) ;; *) echo "check_build: --sanitizer: address or undefined, not '$sanitizer'" >&2; exit 2 ;; esac
+if [[ $engine == afl && $sanitizer != address ]]; then
+	echo "check_build: OSS-Fuzz builds AFL++ with --sanitizer address only" >&2
+	exit 2
+fi
+# The pair must be one project.yaml asks OSS-Fuzz for.
+for want in "$engine" "$sanitizer"; do
+	if ! grep -qE "^ +- +$want *\$" "$repo/oss-fuzz/project.yaml"; then
+		echo "check_build: FAIL: oss-fuzz/project.yaml does not list '$want'"
+		exit 1
+	fi
+done
+
+afl_driver=""
+if [[ $engine == afl ]]; then
+	for d in /usr/lib/afl /usr/local/lib/afl /usr/lib/x86_64-linux-gnu/afl; do
+		[[ -f $d/libAFLDriver.a ]] && { afl_driver=$d/libAFLDriver.a; break; }
+	done
+	if ! command -v afl-clang-fast >/dev/null || ! command -v afl-fuzz >/dev/null || [[ -z $afl_driver ]]; then
+		echo "check_build: skipped: AFL++ (afl-clang-fast, afl-fuzz, libAFLDriver.a) is not installed; tools/deps.sh afl installs Debian's afl++"
+		exit 77
+	fi
+fi
+
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/src" "$tmp/out" "$tmp/work"
 ln -s "$repo" "$tmp/src/mmfuzz"
 
-export SRC="$tmp/src" OUT="$tmp/out" WORK="$tmp/work"
-export CC="${CC_FOR_OSS_FUZZ:-clang}"
-export CFLAGS="-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address,undefined -fsanitize-address-use-after-scope -fsanitize=fuzzer-no-link"
-export LIB_FUZZING_ENGINE="-fsanitize=fuzzer"
+export SRC="$tmp/src" OUT="$tmp/out" WORK="$tmp/work" SANITIZER="$sanitizer" FUZZING_ENGINE="$engine"
+# base-clang's CFLAGS, then compile's "$CFLAGS $SANITIZER_FLAGS $COVERAGE_FLAGS".
+cflags="-O1 -fno-omit-frame-pointer -gline-tables-only -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION"
+ubsan_checks="array-bounds,bool,builtin,enum,float-divide-by-zero,function,integer-divide-by-zero,null,object-size,return,returns-nonnull-attribute,shift,signed-integer-overflow,unreachable,vla-bound,vptr"
+case $sanitizer in
+address) sanitizer_flags="-fsanitize=address -fsanitize-address-use-after-scope" ;;
+undefined) sanitizer_flags="-fsanitize=$ubsan_checks,unsigned-integer-overflow -fno-sanitize-recover=$ubsan_checks" ;;
+esac
+if [[ $engine == libfuzzer ]]; then
+	export CC="${CC_FOR_OSS_FUZZ:-clang}"
+	export CFLAGS="$cflags $sanitizer_flags -fsanitize=fuzzer-no-link"
+	export LIB_FUZZING_ENGINE="-fsanitize=fuzzer"
+else
+	export CC=afl-clang-fast
+	export CFLAGS="$cflags $sanitizer_flags"
+	export LIB_FUZZING_ENGINE="$afl_driver"
+	export AFL_QUIET=1 AFL_LLVM_CMPLOG=1 AFL_LLVM_DICT2FILE="$OUT/afl++.dict"
+	export ASAN_OPTIONS="detect_leaks=0:symbolize=0:detect_odr_violation=0:abort_on_error=1"
+fi
 
 # ClusterFuzzLite (.clusterfuzzlite/, .github/workflows/cflite_pr.yml) must
 # run this same build with the sanitizers OSS-Fuzz has: checked first, it
@@ -59,8 +127,14 @@ print("check_build: ClusterFuzzLite runs the OSS-Fuzz build (language %s, saniti
       % (lang, ", ".join(sorted(want))))
 PY
 
-echo "check_build: running oss-fuzz/build.sh with CC=$CC"
+echo "check_build: running oss-fuzz/build.sh: engine $engine, sanitizer $sanitizer, CC=$CC"
+echo "check_build: CFLAGS=$CFLAGS"
 bash "$repo/oss-fuzz/build.sh"
+unset AFL_LLVM_CMPLOG AFL_LLVM_DICT2FILE
+# What ClusterFuzz runs the fuzzers with (leaks found, unsigned overflow a
+# coverage signal only - the allocator's tids and hashes wrap on purpose).
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:symbolize=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:silence_unsigned_overflow=1"
 
 fail=0
 for t in $(grep -v '^#' "$repo/targets/TARGETS" | sed '/^[[:space:]]*$/d'); do
@@ -81,13 +155,49 @@ for t in $(grep -v '^#' "$repo/targets/TARGETS" | sed '/^[[:space:]]*$/d'); do
 		fail=1
 		continue
 	fi
-	# libFuzzer runs each file given on the command line once.
-	if ! (cd "$tmp" && "$OUT/$f" -dict="$OUT/$f.dict" $(find "$tmp/seeds/$t" -type f | sort) >"$tmp/$t.log" 2>&1); then
+	# libFuzzer and AFL++'s driver both run each file given on the command line once.
+	args=()
+	[[ $engine == libfuzzer ]] && args=(-dict="$OUT/$f.dict")
+	if ! (cd "$tmp" && "$OUT/$f" "${args[@]}" $(find "$tmp/seeds/$t" -type f | sort) >"$tmp/$t.log" 2>&1); then
 		echo "check_build: FAIL: $f on its seed corpus:"
+		tail -20 "$tmp/$t.log"
+		fail=1
+		continue
+	fi
+	ran=$(grep -c '^Reading [0-9]* bytes from' "$tmp/$t.log" || true)
+	if [[ $engine == afl && $ran -ne $n ]]; then
+		echo "check_build: FAIL: $f (AFL++ driver) read $ran of its $n seeds:"
 		tail -20 "$tmp/$t.log"
 		fail=1
 		continue
 	fi
 	echo "check_build: $f ok ($n seeds, dict, options)"
 done
-[ "$fail" -eq 0 ] && echo "check_build: all fuzzers built and ran their seeds" || exit 1
+
+# AFL++: the build must also fuzz - afl-fuzz finds the persistent-mode and
+# fork-server signatures, the map and the CMPLOG instrumentation.
+if [[ $engine == afl && -x $OUT/fuzz_buddy ]]; then
+	timeout_ms=$(sed -n 's/^timeout *= *\([0-9][0-9]*\) *$/\1/p' "$repo/corpus/buddy.options" | head -n 1)
+	out="$tmp/afl-out"
+	if ! (cd "$tmp" && AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
+		AFL_NO_AFFINITY=1 AFL_SKIP_BIN_CHECK=0 ASAN_OPTIONS="abort_on_error=1:symbolize=0:detect_leaks=0" \
+		timeout 120 afl-fuzz -V 5 -t "$((${timeout_ms:-25} * 1000))" -c 0 -i "$tmp/seeds/buddy" -o "$out" \
+		-- "$OUT/fuzz_buddy" >"$tmp/afl.log" 2>&1); then
+		echo "check_build: FAIL: afl-fuzz on fuzz_buddy:"
+		tail -30 "$tmp/afl.log"
+		fail=1
+	else
+		stats="$out/default/fuzzer_stats"
+		execs=$(sed -n 's/^execs_done *: *//p' "$stats" 2>/dev/null)
+		crashes=$(sed -n 's/^saved_crashes *: *//p' "$stats" 2>/dev/null)
+		hangs=$(sed -n 's/^saved_hangs *: *//p' "$stats" 2>/dev/null)
+		if [[ -z $execs || $execs -eq 0 || ${crashes:-0} -ne 0 || ${hangs:-0} -ne 0 ]]; then
+			echo "check_build: FAIL: afl-fuzz on fuzz_buddy: execs_done ${execs:-none}, crashes ${crashes:-?}, hangs ${hangs:-?}"
+			tail -30 "$tmp/afl.log"
+			fail=1
+		else
+			echo "check_build: afl-fuzz ran fuzz_buddy for 5 s: $execs executions, 0 crashes, 0 hangs (CMPLOG: -c 0)"
+		fi
+	fi
+fi
+[ "$fail" -eq 0 ] && echo "check_build: all fuzzers built and ran their seeds ($engine, $sanitizer)" || exit 1

@@ -76,6 +76,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from outputs import cannot_write  # noqa: E402
+import fuzz_targets  # noqa: E402
 SETTINGS = {
     "default": {},
     "level1": {"MMFUZZ_CHECK_LEVEL": "1"},
@@ -93,8 +94,7 @@ def log(msg):
 
 
 def targets():
-    with open(os.path.join(ROOT, "targets", "TARGETS")) as f:
-        return [w for line in f for w in [line.split("#")[0].strip()] if w]
+    return fuzz_targets.names(ROOT)
 
 
 def build(build_dir, names):

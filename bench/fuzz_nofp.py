@@ -56,6 +56,7 @@ import time
 ROOT = os.environ.get("MMFUZZ_ROOT") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from bounded import libfuzzer_options  # noqa: E402
+import fuzz_targets  # noqa: E402
 
 # The sources that decide what a fuzz target does: the allocator, the targets
 # and their harness, the deterministic scheduler fuzz_sched links (stressors/
@@ -99,8 +100,7 @@ def log(msg):
 
 
 def all_targets():
-    with open(os.path.join(ROOT, "targets", "TARGETS")) as f:
-        return [w for line in f for w in [line.split("#")[0].strip()] if w]
+    return fuzz_targets.names(ROOT)
 
 
 def now_utc():

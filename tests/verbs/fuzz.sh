@@ -12,6 +12,7 @@ usage)
 	expect 2 'usage: mmfuzz fuzz TARGET\|all'
 	expect 2 'usage: mmfuzz fuzz TARGET\|all' buddy slub
 	expect 2 "unknown target 'nosuch' \(targets: .*, all\)" nosuch
+	expect 2 "unknown target 'fuzz_nosuch' \(targets: .*, all\)" fuzz_nosuch
 	expect 2 "--engine must be libfuzzer or afl, not 'foo'" buddy --engine foo
 	expect 2 "--time needs seconds, not 'soon'" buddy --time soon
 	expect 2 '--time must be positive' buddy --time 0

@@ -21,6 +21,7 @@ usage)
 	expect 2 'usage: mmfuzz minimize' buddy
 	expect 2 "unknown target 'nosuch'" nosuch "$WORK/in"
 	expect 2 'cannot read .*/missing: No such file' buddy "$WORK/missing"
+	expect 2 'cannot read .*/missing: No such file' fuzz_buddy "$WORK/missing"
 	expect 2 'is a directory' buddy "$WORK"
 	expect 2 "$FIFO is not a regular file" buddy "$FIFO"
 	expect 2 'unknown option --frob' buddy "$WORK/in" --frob

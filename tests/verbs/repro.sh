@@ -21,6 +21,9 @@ usage)
 	expect 2 'usage: mmfuzz repro TARGET FILE' buddy "$ROOT/corpus/buddy/basic" --bogus
 	expect 2 "unknown target 'nosuch'" nosuch "$ROOT/corpus/buddy/basic"
 	expect 2 'cannot read .*/missing: No such file' buddy "$WORK/missing"
+	# The fuzzer's name (OSS-Fuzz's, the binary's) names the target too.
+	expect 2 'cannot read .*/missing: No such file' fuzz_buddy "$WORK/missing"
+	expect 2 "unknown target 'fuzz_nosuch'" fuzz_nosuch "$ROOT/corpus/buddy/basic"
 	expect 2 'is a directory; give one input file' buddy "$ROOT/corpus/buddy"
 	expect 2 "$FIFO is not a regular file" buddy "$FIFO"
 	refused_before_build buddy "$FIFO"

@@ -12,6 +12,7 @@ usage)
 	expect 2 'usage: mmfuzz trace TARGET FILE' buddy
 	expect 2 "unknown target 'nosuch'" nosuch "$ROOT/corpus/buddy"
 	expect 2 'cannot read .*/missing: no such file' buddy "$WORK/missing"
+	expect 2 'cannot read .*/missing: no such file' fuzz_buddy "$WORK/missing"
 	expect 2 'cannot read .*: it is a directory' buddy "$ROOT/corpus/buddy"
 	expect 2 "cannot read $FIFO: not a regular file" buddy "$FIFO"
 	expect 2 '--c needs a file name' buddy "$ROOT/corpus/buddy" --c

@@ -15,6 +15,7 @@ import time
 from detectors import CONCURRENCY, DETECTORS, single_threaded_fuzz
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tools/
 from outputs import cannot_write  # noqa: E402
+import fuzz_targets as fuzz_target_list  # noqa: E402
 
 ROOT = None
 JOBS = os.cpu_count() or 2
@@ -119,8 +120,7 @@ def targets_of(det):
 
 def fuzz_targets():
     try:
-        with open(os.path.join(ROOT, "targets", "TARGETS")) as f:
-            return {l.strip() for l in f if l.strip() and not l.startswith("#")}
+        return set(fuzz_target_list.names(ROOT))
     except OSError:
         return set()
 

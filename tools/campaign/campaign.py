@@ -47,6 +47,8 @@ import time
 import traceback
 
 ROOT = os.environ.get("MMFUZZ_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tools/
+import fuzz_targets  # noqa: E402
 MMFUZZ = os.environ.get("MMFUZZ_RUN_VIA") or os.environ.get("MMFUZZ") or os.path.join(ROOT, "mmfuzz")
 
 MODES = ["pages", "pcp", "bulk", "slub", "kmalloc", "mixed"]
@@ -88,8 +90,7 @@ def sig_name(rc):
 
 
 def targets():
-    with open(os.path.join(ROOT, "targets", "TARGETS")) as f:
-        return [l.strip() for l in f if l.strip() and not l.startswith("#")]
+    return fuzz_targets.names(ROOT)
 
 
 # ------------------------------------------------------------------ children

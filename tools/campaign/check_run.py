@@ -34,6 +34,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import fuzz_targets  # noqa: E402
 MMFUZZ = os.path.join(ROOT, "mmfuzz")
 MODES = ["pages", "pcp", "bulk", "slub", "kmalloc", "mixed"]
 FAILED = []
@@ -54,8 +56,7 @@ def run(args, env=None, timeout=900):
 
 
 def targets():
-    with open(os.path.join(ROOT, "targets", "TARGETS")) as f:
-        return [l.strip() for l in f if l.strip() and not l.startswith("#")]
+    return fuzz_targets.names(ROOT)
 
 
 def test_args():

@@ -255,6 +255,17 @@ static inline bool bench_peer_fns(const struct bench_peer *p, void *(**m)(size_t
 	return *m && *f;
 }
 
+/*
+ * The last line a --peer-default child prints: proof that the preload
+ * took (the default malloc is the peer's - jemalloc's mallctl resolves).
+ * Without it ld.so ignores a missing library quietly and the child times
+ * glibc under the peer's name.
+ */
+static inline const char *bench_preload_proof(void)
+{
+	return dlsym(RTLD_DEFAULT, "mallctl") ? "preloaded" : "not-preloaded";
+}
+
 /* This benchmark again, with @p LD_PRELOADed and --peer-default: its stdout to parse, or NULL. */
 static inline FILE *bench_peer_child(const struct bench_peer *p, bool quick)
 {

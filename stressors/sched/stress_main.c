@@ -671,8 +671,16 @@ static void usage(FILE *f)
 		   "       mmfuzz-sched-stress --wilson K N     (95%% Wilson interval of K in N)\n"
 		   "modes: pages pcp bulk slub kmalloc mixed\n"
 		   "--steps K: allocator ops per task; run I's seed is sched_seed(X, I)\n"
-		   "defaults: 3 tasks, 24 steps, irq 40/1000, bounce 500/1000; pages, pcp: 2 vCPUs, migrate 40/1000;\n"
+		   "defaults: seed 1, 100 runs (1000 with --grade), policy random, 3 tasks, 24 steps, irq 40/1000,\n"
+		   "          bounce 500/1000; pages, pcp: 2 vCPUs, migrate 40/1000;\n"
 		   "          slub, bulk, kmalloc, mixed: 4 vCPUs, migrate 200/1000\n"
+		   "--artifact FILE: where the first failure's schedule goes (default\n"
+		   "         sched-stress-MODE-SEED.sched in the current directory, replaced if it exists)\n"
+		   "--replay FILE: run the artifact's own schedule again; it brings its mode, seed, run and\n"
+		   "         shape, so it takes no scenario option; exit 0 when it ends as the artifact did\n"
+		   "         (REPRODUCED), 1 when not\n"
+		   "Ctrl-C or SIGTERM: stop after the current run, print the total so far and INTERRUPTED,\n"
+		   "         exit 130 (1 when a run failed)\n"
 		   "--grade: N runs per policy (default all: random, pct, sticky): failures, detection\n"
 		   "         probability with its 95%% Wilson interval, runs to the first failure, runs/s\n"
 		   "--selftest: plant a fault the runs must catch (race: only some interleavings)\n");
@@ -682,10 +690,10 @@ static void usage(FILE *f)
 static void format_rerun(char *buf, size_t len, const struct world *w, uint64_t seed, unsigned long run,
 			 enum sched_policy policy)
 {
-	char rates[96] = "";
-	if (w->irq_permille != 40 || w->migrate_permille != 40 || w->bounce_permille != 500)
-		snprintf(rates, sizeof(rates), " --irq-permille %u --migrate-permille %u --bounce-permille %u",
-			 w->irq_permille, w->migrate_permille, w->bounce_permille);
+	/* Always all three: the modes' defaults differ (mode_defaults), a rate left out would be the wrong one. */
+	char rates[96];
+	snprintf(rates, sizeof(rates), " --irq-permille %u --migrate-permille %u --bounce-permille %u",
+		 w->irq_permille, w->migrate_permille, w->bounce_permille);
 	snprintf(buf, len, "./mmfuzz stress %s --deterministic --seed %#" PRIx64 " --run %lu --policy %s "
 		 "--tasks %d --cpus %d --steps %d%s%s%s%s%s%s", mode_names[w->mode], seed, run, sched_policy_name(policy),
 		 w->tasks, w->cpus, w->steps, w->irqs ? "" : " --no-irq", w->migrations ? "" : " --no-migrate", rates,
@@ -745,6 +753,43 @@ static void catch_faults(void)
 #endif
 }
 
+/*
+ * Ctrl-C and SIGTERM: the signal only sets a flag, seen between runs (a
+ * run is short, and one stopped in the middle would leave the instance
+ * half-changed); the run loop and --grade then print what they have,
+ * INTERRUPTED, and exit 130.  SA_RESETHAND: a second signal ends the
+ * process the default way.  A SIGINT ignored from the start (a background
+ * job of a non-interactive shell) stays ignored.
+ */
+static volatile sig_atomic_t interrupted;
+
+static double mono_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void on_interrupt(int sig)
+{
+	interrupted = sig;
+}
+
+static void catch_interrupts(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM };
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction sa, old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_interrupt;
+		sa.sa_flags = SA_RESETHAND;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 /* PCT's k: the steps of run 0 of the random policy with the same master seed (deterministic). */
 static long calibrate_pct(struct world *w, uint64_t seed)
 {
@@ -769,7 +814,7 @@ static int sc_setup(void *ctx, uint64_t seed, struct sched_task_desc *tasks, str
 {
 	struct world *w = ctx;
 	(void)seed;                     /* sched_run derives the same seed from (master, run) */
-	if (!w->mm)
+	if (!w->mm || interrupted)      /* interrupted: sched_explore stops with the runs done so far */
 		return -1;
 	*mm = w->mm;
 	return world_setup(w, tasks);
@@ -840,7 +885,14 @@ static int grade(struct world *w, const char *config, uint64_t seed, const enum 
 				return 2;
 			o.pct_k = (unsigned long)k;
 		}
-		if (sched_explore(&o, &sc, runs, false, &g->er) || !w->mm) {
+		double t0 = mono_now();
+		int err = sched_explore(&o, &sc, runs, false, &g->er);
+		if (err && interrupted && w->mm) {
+			/* The runs done before the signal are a grade of fewer runs. */
+			g->er.seconds = mono_now() - t0;
+			err = 0;
+		}
+		if (err || !w->mm) {
 			printf("%-8s setup failed after %lu runs: %s\n", sched_policy_name(o.policy), g->er.runs,
 			       g->er.first.reason);
 			g->error = true;
@@ -866,6 +918,10 @@ static int grade(struct world *w, const char *config, uint64_t seed, const enum 
 			printf("         rerun: %s\n", g->rerun);
 		}
 		fflush(stdout);
+		if (interrupted) {
+			npol = i + 1;           /* the JSON lists the policies that ran */
+			break;
+		}
 	}
 	double lo, hi;
 	sched_wilson(total_fail, total_runs, 1.96, &lo, &hi);
@@ -913,15 +969,17 @@ static int grade(struct world *w, const char *config, uint64_t seed, const enum 
 			}
 			fprintf(f, "}%s\n", i + 1 < npol ? "," : "");
 		}
-		fprintf(f, "  ],\n  \"total\": {\"runs\": %lu, \"failures\": %lu, \"ci95\": [%.8f, %.8f]}\n}\n",
-			total_runs, total_fail, lo, hi);
+		fprintf(f, "  ],\n  \"total\": {\"runs\": %lu, \"failures\": %lu, \"ci95\": [%.8f, %.8f]},\n"
+			"  \"interrupted\": %s\n}\n", total_runs, total_fail, lo, hi, interrupted ? "true" : "false");
 		if (f != stdout && fclose(f)) {
 			fprintf(stderr, "mmfuzz-sched-stress: cannot write %s\n", json);
 			return 2;
 		}
 	}
-	printf("%s\n", total_fail ? "FAILURE" : "SUCCESS");
-	return total_fail ? 1 : 0;
+	if (interrupted)
+		printf("INTERRUPTED (signal %d): the grade covers the runs above\n", (int)interrupted);
+	printf("%s\n", total_fail ? "FAILURE" : interrupted ? "INTERRUPTED" : "SUCCESS");
+	return total_fail ? 1 : interrupted ? 130 : 0;
 }
 
 /* --policy all | random,pct,...: the policies a seed can drive. */
@@ -936,6 +994,9 @@ static int parse_policies(const char *v, enum sched_policy *out)
 		int p = sched_policy_parse(tok);
 		if ((p != SCHED_RANDOM && p != SCHED_PCT && p != SCHED_STICKY) || n >= SCHED_NR_POLICIES)
 			return -1;
+		for (int k = 0; k < n; k++)
+			if ((int)out[k] == p)
+				return -1;      /* a policy twice would grade the same runs twice */
 		out[n++] = (enum sched_policy)p;
 	}
 	return n;
@@ -958,6 +1019,7 @@ int main(int argc, char **argv)
 	int policy = SCHED_RANDOM;
 	bool trace = false, quiet = false, do_grade = false, runs_given = false;
 	const char *artifact = NULL, *replay = NULL, *json = NULL, *policies = NULL;
+	const char *scenario_opt = NULL;        /* the last option --replay cannot take (the artifact has its own) */
 	int mode = -1;
 	w->tasks = -1;                  /* -1: the mode's default (mode_defaults) */
 	w->cpus = -1;
@@ -994,25 +1056,27 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(a, "--seed")) { NUMV(0, ~0UL, seed);
-		} else if (!strcmp(a, "--runs")) { NUMV(1, 1000000000UL, runs); runs_given = true;
-		} else if (!strcmp(a, "--run")) { NUMV(0, ~0UL - 1, only_run);
-		} else if (!strcmp(a, "--tasks")) { NUMV(1, SCHED_MAX_TASKS, w->tasks);
-		} else if (!strcmp(a, "--cpus")) { NUMV(1, 64, w->cpus);
-		} else if (!strcmp(a, "--steps")) { NUMV(1, 1000000000UL, w->steps);
+		} else if (!strcmp(a, "--seed")) { scenario_opt = a; NUMV(0, ~0UL, seed);
+		} else if (!strcmp(a, "--runs")) { scenario_opt = a; NUMV(1, 1000000000UL, runs); runs_given = true;
+		} else if (!strcmp(a, "--run")) { scenario_opt = a; NUMV(0, ~0UL - 1, only_run);
+		} else if (!strcmp(a, "--tasks")) { scenario_opt = a; NUMV(1, SCHED_MAX_TASKS, w->tasks);
+		} else if (!strcmp(a, "--cpus")) { scenario_opt = a; NUMV(1, 64, w->cpus);
+		} else if (!strcmp(a, "--steps")) { scenario_opt = a; NUMV(1, 1000000000UL, w->steps);
 		} else if (!strcmp(a, "--policy")) {
+			scenario_opt = a;
 			NEEDV();
 			policies = v;
 			policy = sched_policy_parse(v);
 		} else if (!strcmp(a, "--grade")) { do_grade = true;
 		} else if (!strcmp(a, "--json")) { NEEDV(); json = v;
-		} else if (!strcmp(a, "--no-irq")) { w->irqs = false;
-		} else if (!strcmp(a, "--no-migrate")) { w->migrations = false;
-		} else if (!strcmp(a, "--no-tid-check")) { w->tid_check = false;
-		} else if (!strcmp(a, "--irq-permille")) { NUMV(0, 1000, w->irq_permille);
-		} else if (!strcmp(a, "--migrate-permille")) { NUMV(0, 1000, w->migrate_permille);
-		} else if (!strcmp(a, "--bounce-permille")) { NUMV(0, 1000, w->bounce_permille);
+		} else if (!strcmp(a, "--no-irq")) { scenario_opt = a; w->irqs = false;
+		} else if (!strcmp(a, "--no-migrate")) { scenario_opt = a; w->migrations = false;
+		} else if (!strcmp(a, "--no-tid-check")) { scenario_opt = a; w->tid_check = false;
+		} else if (!strcmp(a, "--irq-permille")) { scenario_opt = a; NUMV(0, 1000, w->irq_permille);
+		} else if (!strcmp(a, "--migrate-permille")) { scenario_opt = a; NUMV(0, 1000, w->migrate_permille);
+		} else if (!strcmp(a, "--bounce-permille")) { scenario_opt = a; NUMV(0, 1000, w->bounce_permille);
 		} else if (!strcmp(a, "--selftest")) {
+			scenario_opt = a;
 			NEEDV();
 			if (strcmp(v, "scribble") && strcmp(v, "leak") && strcmp(v, "race")) {
 				fprintf(stderr, "mmfuzz-sched-stress: --selftest scribble, leak or race\n");
@@ -1021,7 +1085,7 @@ int main(int argc, char **argv)
 			w->selftest = v;
 		} else if (!strcmp(a, "--trace")) { trace = true;
 		} else if (!strcmp(a, "--quiet")) { quiet = true;
-		} else if (!strcmp(a, "--artifact")) { NEEDV(); artifact = v;
+		} else if (!strcmp(a, "--artifact")) { scenario_opt = a; NEEDV(); artifact = v;
 		} else if (!strcmp(a, "--replay")) { NEEDV(); replay = v;
 		} else if (a[0] != '-' && mode < 0) {
 			for (int m = 0; m < M_NR; m++)
@@ -1045,7 +1109,7 @@ int main(int argc, char **argv)
 	if (do_grade) {
 		ngrade = parse_policies(policies ? policies : "all", grade_pols);
 		if (ngrade < 1) {
-			fprintf(stderr, "mmfuzz-sched-stress: --grade --policy all, or a list of random, pct, sticky\n");
+			fprintf(stderr, "mmfuzz-sched-stress: --grade --policy all, or a list of distinct random, pct, sticky\n");
 			return 2;
 		}
 		if (!runs_given)
@@ -1076,12 +1140,20 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (replay && scenario_opt && !do_grade) {
+		fprintf(stderr, "mmfuzz-sched-stress: --replay FILE runs the artifact's own schedule (its mode, seed, run, "
+			"policy and shape): %s does not go with it\n", scenario_opt);
+		return 2;
+	}
+
 	struct sched_artifact art;
 	memset(&art, 0, sizeof(art));
 	if (replay) {
 		char err[256], mname[32] = "";
+		int given_mode = mode;
 		if (sched_artifact_read(replay, &art, err, sizeof(err))) {
-			fprintf(stderr, "mmfuzz-sched-stress: %s: %s\n", replay, err);
+			/* the reader's message names the file */
+			fprintf(stderr, "mmfuzz-sched-stress: --replay: %s\n", err);
 			return 2;
 		}
 		if (sscanf(art.config, "mode=%31s tasks=%d cpus=%d steps=%d", mname, &w->tasks, &w->cpus, &w->steps) != 4) {
@@ -1092,6 +1164,11 @@ int main(int argc, char **argv)
 		for (int m = 0; m < M_NR; m++)
 			if (!strcmp(mname, mode_names[m]))
 				mode = m;
+		if (given_mode >= 0 && mode != given_mode) {
+			fprintf(stderr, "mmfuzz-sched-stress: %s is an artifact of mode %s, not %s\n", replay, mname,
+				mode_names[given_mode]);
+			return 2;
+		}
 		static const char *const kinds[] = { "scribble", "leak", "race" };
 		const char *st = strstr(art.config, " selftest=");
 		for (int k = 0; st && k < 3; k++)
@@ -1101,6 +1178,7 @@ int main(int argc, char **argv)
 			w->tid_check = false;
 	}
 	if (mode < 0) {
+		fprintf(stderr, "mmfuzz-sched-stress: no MODE (one of pages pcp bulk slub kmalloc mixed)\n");
 		usage(stderr);
 		return 2;
 	}
@@ -1124,6 +1202,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	catch_faults();
+	catch_interrupts();
 	if (do_grade) {
 		int rc = grade(w, config, seed, grade_pols, ngrade, runs, json);
 		if (w->mm)
@@ -1173,7 +1252,7 @@ int main(int argc, char **argv)
 	uint64_t combined = 0;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (unsigned long run = first; run < last; run++) {
+	for (unsigned long run = first; run < last && !interrupted; run++) {
 		struct sched_opts o;
 		base_opts(&o, w);
 		o.policy = (enum sched_policy)policy;
@@ -1201,7 +1280,7 @@ int main(int argc, char **argv)
 			failures++;
 			if (failures == 1) {
 				if (sched_artifact_write(afile, &o, &r) == 0)
-					printf("artifact: %s (replay: mmfuzz-sched-stress %s --deterministic --replay %s)\n",
+					printf("artifact: %s (replay: ./mmfuzz stress %s --deterministic --replay %s)\n",
 					       afile, mode_names[mode], afile);
 				else
 					printf("artifact: cannot write %s: %s (the rerun command below replays the run)\n",
@@ -1220,9 +1299,11 @@ int main(int argc, char **argv)
 	       "preemptions %lu irqs %lu migrations %lu ops %lu trace %016" PRIx64 " %.0f runs/s\n",
 	       mode_names[mode], sched_policy_name((enum sched_policy)policy), seed, nruns, failures, steps, switches,
 	       preempt, irqs, migr, atomic_load(&w->ops), combined, secs > 0 ? (double)nruns / secs : 0.0);
-	printf("%s\n", failures ? "FAILURE" : "SUCCESS");
+	if (interrupted)
+		printf("INTERRUPTED (signal %d) after %lu of %lu runs\n", (int)interrupted, nruns, last - first);
+	printf("%s\n", failures ? "FAILURE" : interrupted ? "INTERRUPTED" : "SUCCESS");
 	mm_destroy(w->mm);
 	sched_thread_release();
-	return failures ? 1 : 0;
+	return failures ? 1 : interrupted ? 130 : 0;
 }
 #endif

@@ -24,6 +24,10 @@ usage)
 	# The fuzzer's name (OSS-Fuzz's, the binary's) names the target too.
 	expect 2 'cannot read .*/missing: No such file' fuzz_buddy "$WORK/missing"
 	expect 2 "unknown target 'fuzz_nosuch'" fuzz_nosuch "$ROOT/corpus/buddy/basic"
+	# A deterministic stressor's artifact read as fuzz bytes once "passed": it names its own replay.
+	printf '# mmfuzz deterministic scheduler failure artifact\nformat: mmfuzz-sched 1\nbuild: x\nscenario: stress\nconfig: mode=slub tasks=3 cpus=4 steps=24\n' >"$WORK/a.sched"
+	expect 2 "a.sched is a deterministic-scheduler failure artifact, not a fuzz input: replay it with \./mmfuzz stress slub --deterministic --replay .*a.sched" sched "$WORK/a.sched"
+	refused_before_build sched "$WORK/a.sched"
 	expect 2 'is a directory; give one input file' buddy "$ROOT/corpus/buddy"
 	expect 2 "$FIFO is not a regular file" buddy "$FIFO"
 	refused_before_build buddy "$FIFO"

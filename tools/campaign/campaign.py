@@ -351,10 +351,15 @@ def run_stress(camp, comp, secs):
         comp.update(ops=0, ops_per_s=0, result="")
     comp["rerun"] = seen["rerun"]
     rerun = seen["rerun"] or comp["command"]
-    # The deterministic engine's replay of the failure, when it reproduced it (replay.c).
-    exact = ((res or {}).get("replay") or {}).get("command") or ""
-    # A FAILURE first: after Ctrl-C the stressor still makes its final checks, which can fail.
-    if rc == 1 and how == "interrupted":
+    # The deterministic engine's replay of the failure - only when it reproduced it (replay.c):
+    # the stressor names the command it tried in the other cases too.
+    rep = (res or {}).get("replay") or {}
+    exact = (rep.get("command") or "") if rep.get("status") == "reproduced" else ""
+    # A FAILURE first: after Ctrl-C the stressor still makes its final checks, which can fail,
+    # and one stopped before its report (a second signal, the kill after STOP_GRACE) printed
+    # its FAILURE line already.
+    failed = rc == 1 or seen["failure"] is not None or (res or {}).get("result") == "FAILURE"
+    if failed and how == "interrupted":
         why = (res or {}).get("failure") or seen["failure"] or "FAILURE (see the log)"
         camp.finding(comp, why, rel(log), rerun, also=exact)
     elif how == "interrupted":
@@ -600,7 +605,9 @@ def parse(argv):
             sys.exit(2)
     try:
         o["time"] = int(o["time"])
-        o["seed"] = int(o["seed"], 0) if o["seed"] is not None else None
+        # decimal (leading zeros allowed, as the run verb allows them) or 0x hex
+        s = o["seed"]
+        o["seed"] = None if s is None else int(s, 16) if s.lower().startswith("0x") else int(s, 10)
     except ValueError:
         print("mmfuzz run: campaign.py: --time and --seed take integers", file=sys.stderr)
         sys.exit(2)

@@ -69,6 +69,8 @@ def test_args():
         (["--seed", "x"], "--seed wants a non-negative integer"),
         (["--seed", "123456789012345678901"], "--seed wants a non-negative integer"),
         (["--out"], "--out needs a value"),
+        (["--out="], "--out needs a value"),
+        (["--seed="], "--seed needs a value"),
         (["--out", MMFUZZ], "--out '%s' exists and is not a directory" % MMFUZZ),
         (["--out", MMFUZZ + "/sub"], "--out: cannot create '%s/sub': %s is not a directory" % (MMFUZZ, MMFUZZ)),
         (["--bogus"], "unknown option '--bogus'"),
@@ -242,6 +244,53 @@ def test_interrupt(out):
         check(False, "SIGINT: summary.json: %s" % e)
 
 
+def test_interrupt_finding(out):
+    """A stressor that printed its FAILURE line and is then stopped by the
+    interrupt (exit 130, no report) is still a finding; a replay command the
+    stressor did not reproduce with is not offered as an exact replay."""
+    d = os.path.join(out, "int-found")
+    stub = os.path.join(out, "stub-stress.sh")
+    with open(stub, "w") as f:
+        f.write("#!/bin/sh\n"
+                "# The front door, except that `stress` is a stressor that fails at once, says so,\n"
+                "# names a deterministic replay that did not reproduce, and then waits to be stopped.\n"
+                "if [ \"$1\" != stress ]; then exec \"%s\" \"$@\"; fi\n"
+                "js=\"\"\n"
+                "while [ $# -gt 0 ]; do [ \"$1\" = --json ] && js=$2; shift; done\n"
+                "echo \"mmfuzz-stress: FAILURE: C1 violated: planted by check_run\"\n"
+                "echo \"rerun: ./mmfuzz stress pcp --threads 2 --seed 0x1\"\n"
+                "printf '{\"result\": \"FAILURE\", \"failure\": \"C1 violated: planted by check_run\", "
+                "\"replay\": {\"status\": \"free-running only\", "
+                "\"command\": \"./mmfuzz stress pcp --deterministic --seed 0x1 --run 3\"}}\\n' >\"$js\"\n"
+                "trap 'exit 130' INT TERM\n"
+                "while :; do sleep 0.1; done\n" % MMFUZZ)
+    os.chmod(stub, 0o755)
+    p = subprocess.Popen([MMFUZZ, "run", "--time", "40", "--no-build", "--out", d], cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                         env=dict(os.environ, MMFUZZ_RUN_ONLY="stress:pcp", MMFUZZ_RUN_VIA=stub))
+    time.sleep(3)
+    p.send_signal(signal.SIGINT)
+    try:
+        text, _ = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        text, _ = p.communicate()
+    if not check(p.returncode == 1, "interrupted after a FAILURE line: exit 1, a finding (got %s)" % p.returncode):
+        print(text[-3000:])
+    check(re.search(r"findings: 1 .*\n  1\. stress pcp: .*planted by check_run", text) is not None,
+          "interrupted after a FAILURE line: the finding is listed")
+
+    # The same stressor ending by itself, exit 1: its replay command was not reproduced with.
+    with open(stub) as f:
+        body = f.read()
+    with open(stub, "w") as f:
+        f.write(body.replace("trap 'exit 130' INT TERM\n", "exit 1\n"))
+    rc, text, _ = run(["--time", "4", "--no-build", "--out", d + "-exit1"],
+                      env={"MMFUZZ_RUN_ONLY": "stress:pcp", "MMFUZZ_RUN_VIA": stub}, timeout=120)
+    check(rc == 1 and "planted by check_run" in text, "a stressor's FAILURE and exit 1: a finding (got %d)" % rc)
+    check("or exactly" not in text, "a replay the stressor did not reproduce with is not called exact")
+
+
 def main():
     a = sys.argv[1:]
     if a[:1] == ["args"]:
@@ -250,6 +299,7 @@ def main():
         os.makedirs(a[2], exist_ok=True)
         test_campaign(os.path.abspath(a[2]))
         test_interrupt(os.path.join(os.path.abspath(a[2]), "out"))
+        test_interrupt_finding(os.path.join(os.path.abspath(a[2]), "out"))
     else:
         print(__doc__)
         return 2

@@ -314,8 +314,10 @@ int main(int argc, char **argv)
 {
 	const char *json = NULL;
 	bool peer_default = false;
-	if (bench_parse_args(argc, argv, "bench_slub", &json, &quick, &peer_default))
-		return 2;
+	bench_parse_args(argc, argv, "bench_slub",
+			 "  SLUB's fast-path variants in the 2007 thread's kmalloc table, the kmem_cache alloc+free\n"
+			 "  pair and bulk against the cmpxchg16b floor, kmalloc and peer mallocs in one loop",
+			 &json, &quick, &peer_default);
 	if (peer_default) {
 		struct bench_result r[4];
 		bench_calibrate();

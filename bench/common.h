@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "mm/mm.h"
@@ -271,26 +272,95 @@ static inline FILE *bench_peer_child(const struct bench_peer *p, bool quick)
 /* ---- command line ---- */
 
 /*
- * The options every benchmark takes: --json FILE, --quick, and the internal
- * --peer-default (a child measuring a preloaded peer, bench_peer_child()).
- * Returns 0, or 2 after printing the usage line for @name.
+ * Why @path cannot be the --json FILE, or NULL when it can: a directory, a
+ * directory that does not exist or cannot be written (tools/outputs.py's
+ * cannot_write(), which the verbs use).  An existing file that is not a
+ * regular one (/dev/stdout, a pipe) is written in place, so it only needs to
+ * be writable itself.
  */
-static inline int bench_parse_args(int argc, char **argv, const char *name, const char **json,
-				   bool *quick, bool *peer_default)
+static inline const char *bench_json_cannot_(const char *path)
 {
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json") && i + 1 < argc)
-			*json = argv[++i];
-		else if (!strcmp(argv[i], "--quick"))
+	struct stat st;
+	char dir[4096];
+	if (!strcmp(path, "-"))
+		return NULL;
+	if (!stat(path, &st)) {
+		if (S_ISDIR(st.st_mode))
+			return "it is a directory";
+		if (!S_ISREG(st.st_mode))
+			return access(path, W_OK) ? "not writable" : NULL;
+	}
+	/* A new file: its (real) directory must take one. */
+	if (!realpath(path, dir))
+		snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	const char *d = !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
+	if (stat(d, &st) || !S_ISDIR(st.st_mode))
+		return "no such directory";
+	if (access(d, W_OK | X_OK))
+		return "its directory is not writable";
+	return NULL;
+}
+
+/* --help's text (on @f) for the options bench_parse_args() was given. */
+static inline void bench_usage_(FILE *f, const char *name, const char *about, bool json, bool peer_default)
+{
+	fprintf(f, "usage: %s%s [--quick]%s\n%s\n\n", name, json ? " [--json FILE]" : "",
+		peer_default ? " [--peer-default]" : "", about);
+	if (json)
+		fprintf(f, "  --json FILE     also write the figures as JSON to FILE (\"-\": stdout), whole, once\n"
+			   "                  the run is done: a run that fails leaves FILE as it was\n");
+	fprintf(f, "  --quick         a smoke run (short loops): the numbers mean nothing\n");
+	if (peer_default)
+		fprintf(f, "  --peer-default  internal: time the default malloc and print the figures; what a\n"
+			   "                  run starts with each peer allocator LD_PRELOADed\n");
+	fprintf(f, "  -h, --help      this text\n\n"
+		   "Exit status: 0 done, 1 a measurement failed, 2 bad arguments.\n");
+}
+
+/*
+ * The command line of every benchmark.  A benchmark takes the options it
+ * gives a place to (NULL: it does not take that one) and says what it
+ * measures in @about (--help's text):
+ *   --json FILE     @json: the figures as JSON (bench_json_open())
+ *   --quick         @quick: a smoke run
+ *   --peer-default  @peer_default: the child bench_peer_child() starts
+ * --help prints the usage on stdout and exits 0.  A bad argument - an
+ * unknown option, --json without a file or with an option for one, a FILE
+ * that cannot be written - prints the reason and the usage on stderr and
+ * exits 2, before anything is measured.  Returns when the benchmark is to run.
+ */
+static inline void bench_parse_args(int argc, char **argv, const char *name, const char *about,
+				    const char **json, bool *quick, bool *peer_default)
+{
+	char why[512] = "";
+	const char *cannot;
+	for (int i = 1; i < argc && !why[0]; i++) {
+		const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			bench_usage_(stdout, name, about, json != NULL, peer_default != NULL);
+			exit(0);
+		} else if (json && !strcmp(a, "--json")) {
+			/* "-" is stdout; another leading '-' is the next option, the file forgotten. */
+			if (!next || !next[0] || (next[0] == '-' && next[1]))
+				snprintf(why, sizeof(why), "--json needs a file (\"-\": stdout; a name with a leading '-': ./NAME)");
+			else
+				*json = argv[++i];
+		} else if (quick && !strcmp(a, "--quick")) {
 			*quick = true;
-		else if (!strcmp(argv[i], "--peer-default"))
+		} else if (peer_default && !strcmp(a, "--peer-default")) {
 			*peer_default = true;
-		else {
-			fprintf(stderr, "usage: %s [--json FILE] [--quick]\n", name);
-			return 2;
+		} else {
+			snprintf(why, sizeof(why), "unknown option '%s'", a);
 		}
 	}
-	return 0;
+	if (!why[0] && json && *json && (cannot = bench_json_cannot_(*json)))
+		snprintf(why, sizeof(why), "--json: cannot write '%s': %s", *json, cannot);
+	if (why[0]) {
+		fprintf(stderr, "%s: %s\n", name, why);
+		bench_usage_(stderr, name, about, json != NULL, peer_default != NULL);
+		exit(2);
+	}
 }
 
 /* ---- JSON ---- */

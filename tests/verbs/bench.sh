@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
-# tests/verbs/bench.sh usage ROOT WORK - ./mmfuzz bench's bad arguments
-# (ctest verbs_bench_usage): each exits 2 with its message, and none of them
-# configures or builds build/release first.
+# tests/verbs/bench.sh MODE ROOT WORK [EXE...]
+#   usage     ./mmfuzz bench's bad arguments (ctest verbs_bench_usage): each
+#             exits 2 with its message, and none of them configures or builds
+#             build/release first.
+#   binaries  the benchmark executables EXE... themselves (ctest
+#             bench_binaries_usage, bench/CMakeLists.txt): --help prints the
+#             options each takes on stdout, exit 0 (it was stderr, and exit 2
+#             for three of four); an unknown option, --json without a file
+#             (--json --quick took "--quick" for the file and ran in full) or
+#             into a missing directory or onto one exits 2 with its message
+#             before anything is measured (it was exit 1, after perror).
 VERB=bench
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -21,6 +29,55 @@ usage)
 	expect 0 '^fuzz_exec \(script, only when named\)$' --list
 	refused_before_build --list
 	[[ ! -e $WORK/missing ]] || fail "bench created $WORK/missing"
+	;;
+binaries)
+	shift 3
+	(($#)) || fail "no benchmark executables given"
+	# The options each takes; one not listed here takes --quick alone.
+	declare -A takes=([bench_buddy]='--json --quick' [bench_pages]='--json --quick --peer-default'
+		[bench_slub]='--json --quick --peer-default' [bench_sched]='--quick')
+	# expect runs "$MMFUZZ" "$VERB" ARGS: env EXE ARGS, in $WORK, cut off at 60 s
+	# should a refusal regress into a full run.
+	MMFUZZ=env
+	EXPECT_TIMEOUT=60
+	cd "$WORK" || exit 1
+	for exe in "$@"; do
+		name=$(basename "$exe")
+		VERB=$exe
+		opts=${takes[$name]:---quick}
+		for h in --help -h; do
+			out=$("$exe" $h 2>"$WORK/stderr")
+			rc=$?
+			if ((rc != 0)) || [[ -s $WORK/stderr ]] || ! grep -q "^usage: $name " <<<"$out"; then
+				fail "$name $h: exit $rc, want 0 and the usage on stdout alone; stdout:"$'\n'"$out"$'\n'"stderr:"$'\n'"$(cat "$WORK/stderr")"
+			else
+				echo "ok: $name $h -> exit 0, usage on stdout"
+			fi
+		done
+		for o in --json --quick --peer-default -h; do
+			if [[ " $opts -h " == *" $o "* ]]; then
+				grep -q -- "^  $o" <<<"$out" || fail "$name --help does not list $o:"$'\n'"$out"
+			else
+				grep -q -- "$o" <<<"$out" && fail "$name --help lists $o, which it does not take:"$'\n'"$out"
+			fi
+		done
+		expect 2 "^$name: unknown option '--bogus'" --bogus
+		if [[ " $opts " != *" --json "* ]]; then
+			expect 2 "^$name: unknown option '--json'" --json "$WORK/x.json"
+			continue
+		fi
+		expect 2 "^$name: --json: cannot write '$WORK/missing/x.json': no such directory" --json "$WORK/missing/x.json"
+		expect 2 "^$name: --json: cannot write '$WORK': it is a directory" --quick --json "$WORK"
+		expect 2 "^$name: --json needs a file" --json --quick
+		expect 2 "^$name: --json needs a file" --quick --json ''
+		expect 2 "^$name: --json needs a file" --quick --json
+		# Refused before anything was measured: no table, no file.
+		out=$("$exe" --json "$WORK/missing/x.json" 2>/dev/null)
+		[[ -z $out ]] || fail "$name measured before refusing --json into a missing directory:"$'\n'"$out"
+		[[ ! -e $WORK/--quick ]] || fail "$name took --quick for the JSON file"
+		rm -f -- "$WORK/--quick"
+	done
+	[[ ! -e $WORK/missing ]] || fail "a benchmark created $WORK/missing"
 	;;
 *)
 	fail "unknown mode $mode"

@@ -14,8 +14,12 @@
  *                          and keeps the fastest run (min-of-N: the least
  *                          disturbed by the rest of the machine); r->ns and
  *                          r->cycles are per iteration
+ *   bench_parse_args()     the command line: --json FILE, --quick,
+ *                          --peer-default, --help; bad arguments exit 2
  *   bench_json_*()         --json FILE output: {"bench": NAME, "machine":
- *                          {...}, "results": {KEY: NUMBER, ...}}; every
+ *                          {...}, "results": {KEY: NUMBER, ...}}, kept in
+ *                          memory and written whole by bench_json_close()
+ *                          (a run that dies leaves FILE as it was); every
  *                          function accepts NULL (no --json) and does nothing
  *
  * "cycles(tsc)" are TSC ticks - constant-rate, not core clock cycles - as
@@ -30,6 +34,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -290,7 +295,7 @@ static inline const char *bench_json_cannot_(const char *path)
 		if (!S_ISREG(st.st_mode))
 			return access(path, W_OK) ? "not writable" : NULL;
 	}
-	/* A new file: its (real) directory must take one. */
+	/* bench_json_close() renames a new file over it: its (real) directory must take one. */
 	if (!realpath(path, dir))
 		snprintf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
@@ -366,8 +371,12 @@ static inline void bench_parse_args(int argc, char **argv, const char *name, con
 /* ---- JSON ---- */
 
 struct bench_json {
-	FILE *f;
-	int n;      /* results written so far */
+	FILE *f;            /* open_memstream() on buf: nothing reaches @path before bench_json_close() */
+	char *buf;          /* the JSON so far, @len bytes */
+	size_t len;
+	const char *path;   /* --json FILE; "-": stdout */
+	const char *bench;  /* "pages": bench_pages, for messages */
+	int n;              /* results written so far */
 };
 
 static inline void bench_json_str_(FILE *f, const char *s)
@@ -390,13 +399,12 @@ static inline struct bench_json *bench_json_open(const char *path, const char *b
 	if (!path)
 		return NULL;
 	struct bench_json *js = calloc(1, sizeof(*js));
-	if (!js)
-		return NULL;
-	js->f = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	if (!js->f) {
-		perror(path);
+	if (!js || !(js->f = open_memstream(&js->buf, &js->len))) {
+		perror("bench_json_open");
 		exit(1);
 	}
+	js->path = path;
+	js->bench = bench;
 	char cpu[128];
 	bench_cpu_model_(cpu, sizeof(cpu));
 	fprintf(js->f, "{\n  \"bench\": ");
@@ -426,15 +434,71 @@ static inline void bench_json_add_result(struct bench_json *js, const char *key,
 	bench_json_add(js, k, r->cycles);
 }
 
+/* @len bytes to @f, closed; false (errno set) if any of it failed. */
+static inline bool bench_write_close_(FILE *f, const char *buf, size_t len)
+{
+	bool ok = fwrite(buf, 1, len, f) == len;
+	return !fclose(f) && ok;
+}
+
+/*
+ * @len bytes at @path whole or not at all: a temporary file in @path's
+ * directory (the real one, past a symlink), renamed over @path once written
+ * and closed - so a run that dies, even by SIGKILL, leaves @path as it was.
+ * An existing file that is not a regular one (/dev/stdout, a pipe) is written
+ * in place, as it cannot be replaced.  False (errno set) on failure, with
+ * nothing left behind.
+ */
+static inline bool bench_write_whole_(const char *path, const char *buf, size_t len)
+{
+	struct stat st;
+	char real[4096], tmp[4096 + 16];
+	bool exists = !stat(path, &st);
+	if (exists && !S_ISREG(st.st_mode)) {
+		FILE *f = fopen(path, "w");
+		return f && bench_write_close_(f, buf, len);
+	}
+	if (!exists || !realpath(path, real))
+		snprintf(real, sizeof(real), "%s", path);
+	snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", real);
+	int fd = mkstemp(tmp);
+	if (fd < 0)
+		return false;
+	/* mkstemp's 0600 would make a new FILE private: the mode fopen() gives (or FILE had). */
+	mode_t mask = umask(0);
+	umask(mask);
+	bool ok = !fchmod(fd, exists ? st.st_mode & 07777 : 0666 & ~mask);
+	FILE *f = fdopen(fd, "w");
+	if (!f)
+		close(fd);
+	ok = f && bench_write_close_(f, buf, len) && ok;
+	if (!ok || rename(tmp, real)) {
+		int e = errno;
+		unlink(tmp);
+		errno = e;
+		return false;
+	}
+	return true;
+}
+
+/* The end of the JSON: written to its FILE now, whole; a failure to write is exit 1. */
 static inline void bench_json_close(struct bench_json *js)
 {
 	if (!js)
 		return;
 	fprintf(js->f, "\n  }\n}\n");
-	if (js->f != stdout)
-		fclose(js->f);
-	else
-		fflush(stdout);
+	fflush(stdout);   /* the table first, should FILE be stdout by another name */
+	bool ok = !fclose(js->f);
+	if (ok && !strcmp(js->path, "-")) {
+		ok = fwrite(js->buf, 1, js->len, stdout) == js->len && !fflush(stdout);
+	} else if (ok) {
+		ok = bench_write_whole_(js->path, js->buf, js->len);
+	}
+	if (!ok) {
+		fprintf(stderr, "bench_%s: --json: cannot write '%s': %s\n", js->bench, js->path, strerror(errno));
+		exit(1);
+	}
+	free(js->buf);
 	free(js);
 }
 

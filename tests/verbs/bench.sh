@@ -10,6 +10,10 @@
 #             (--json --quick took "--quick" for the file and ran in full) or
 #             into a missing directory or onto one exits 2 with its message
 #             before anything is measured (it was exit 1, after perror).
+#             The JSON is written whole when the run ends: one killed mid-way
+#             leaves FILE as it was (it was truncated as the run began and
+#             written as it went), one that ends replaces FILE, and neither
+#             leaves anything else in its directory.
 VERB=bench
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -78,6 +82,36 @@ binaries)
 		rm -f -- "$WORK/--quick"
 	done
 	[[ ! -e $WORK/missing ]] || fail "a benchmark created $WORK/missing"
+	for exe; do
+		case $(basename "$exe") in
+		bench_buddy) quick_exe=$exe ;;   # --quick: 0.2 s in the debug build
+		bench_slub) long_exe=$exe ;;     # a full run: minutes
+		esac
+	done
+	if [[ -n ${quick_exe:-} ]]; then
+		mkdir -p "$WORK/done" && echo old >"$WORK/done/x.json"
+		"$quick_exe" --quick --json "$WORK/done/x.json" >/dev/null || fail "$quick_exe --quick --json failed"
+		python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["bench"] == "buddy"' "$WORK/done/x.json" &&
+			echo "ok: bench_buddy --quick --json FILE replaced FILE with its JSON" ||
+			fail "bench_buddy --quick --json FILE: not its JSON:"$'\n'"$(cat "$WORK/done/x.json")"
+		[[ $(ls -A "$WORK/done") == x.json ]] || fail "bench_buddy --json left more than the file: $(ls -A "$WORK/done")"
+	fi
+	if [[ -n ${long_exe:-} ]]; then
+		mkdir -p "$WORK/killed" && echo old >"$WORK/killed/x.json"
+		"$long_exe" --json "$WORK/killed/x.json" >/dev/null &
+		pid=$!
+		sleep 1
+		kill -KILL "$pid"
+		{ wait "$pid"; } 2>/dev/null
+		rc=$?
+		if ((rc != 137)); then
+			fail "bench_slub was not killed mid-run (exit $rc)"
+		elif [[ $(cat "$WORK/killed/x.json") != old || $(ls -A "$WORK/killed") != x.json ]]; then
+			fail "bench_slub killed mid-run changed its JSON file or left others: $(ls -A "$WORK/killed"):"$'\n'"$(cat "$WORK/killed/x.json")"
+		else
+			echo "ok: bench_slub killed mid-run left its JSON file as it was, and nothing else"
+		fi
+	fi
 	;;
 *)
 	fail "unknown mode $mode"

@@ -14,6 +14,17 @@
 #             leaves FILE as it was (it was truncated as the run began and
 #             written as it went), one that ends replaces FILE, and neither
 #             leaves anything else in its directory.
+#   standin   ./mmfuzz bench --no-build on a stand-in tree (MMFUZZ_ROOT, ctest
+#             verbs_bench_standin) whose build/release holds stand-in
+#             benchmarks: bench_ok and bench_ok2 write JSON, bench_fail
+#             writes half of it and exits 1, bench_garbage writes JSON that
+#             does not parse, bench_silent writes none, bench_nojson takes no
+#             --json.  The figures of the good ones are kept and the others
+#             named, exit 1 - a failed one's half JSON was copied as the
+#             figures, or with another benchmark ended in a traceback that
+#             lost them all; with no figures FILE is not written ("{}" was,
+#             said to be "figures written"); --json with an option or nothing
+#             for its file is refused (--json --quick wrote a file "--quick").
 VERB=bench
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -112,6 +123,87 @@ binaries)
 			echo "ok: bench_slub killed mid-run left its JSON file as it was, and nothing else"
 		fi
 	fi
+	;;
+standin)
+	T=$WORK/root
+	mkdir -p "$T/bench" "$T/build/release/bench"
+	ln -s "$ROOT/tools" "$T/tools"
+	standins=(ok ok2 fail garbage silent nojson)
+	{
+		echo 'cmake_minimum_required(VERSION 3.16)'
+		echo 'project(standin NONE)'
+		for n in "${standins[@]}"; do
+			echo "add_custom_target(bench_$n)"
+			: >"$T/bench/bench_$n.c"
+		done
+	} >"$T/CMakeLists.txt"
+	cmake -S "$T" -B "$T/build/release" -G Ninja >"$WORK/configure.log" 2>&1 ||
+		{ cat "$WORK/configure.log"; fail "the stand-in tree does not configure"; verdict; }
+	for n in "${standins[@]}"; do
+		cat >"$T/build/release/bench/bench_$n" <<'STUB'
+#!/usr/bin/env bash
+# A stand-in benchmark; its name says what it does with --json FILE.
+name=${0##*/bench_} json=
+while (($#)); do
+	case $1 in
+	--help)
+		[[ $name == nojson ]] && echo "usage: bench_$name [--quick]" || echo "usage: bench_$name [--json FILE] [--quick]"
+		exit 0 ;;
+	--json) json=$2; shift 2 ;;
+	--quick) shift ;;
+	*) echo "bench_$name: unknown option '$1'" >&2; exit 2 ;;
+	esac
+done
+echo "stand-in bench_$name ran"
+[[ -n $json ]] || exit 0
+case $name in
+ok*) printf '{"bench": "%s", "results": {"x_ns": 1.5}}\n' "$name" >"$json" ;;
+fail) printf '{"bench": "fail", "results": {"x_ns": 1' >"$json"; exit 1 ;;
+garbage) printf '{"bench": "garbage", "results": {' >"$json" ;;
+esac
+exit 0
+STUB
+		chmod +x "$T/build/release/bench/bench_$n"
+	done
+	# expect runs "$MMFUZZ" "$VERB" ARGS: the verb on the stand-in tree, --no-build, in $WORK.
+	MMFUZZ=$WORK/bench-standin
+	printf '#!/usr/bin/env bash\nMMFUZZ_ROOT=%q exec %q "$@"\n' "$T" "$ROOT/tools/verbs/bench" >"$MMFUZZ"
+	chmod +x "$MMFUZZ"
+	VERB=--no-build
+	EXPECT_TIMEOUT=60
+	cd "$WORK" || exit 1
+	# keys FILE WANT: FILE is JSON whose top-level keys are WANT (space-separated, sorted).
+	keys() {
+		local got
+		got=$(python3 -c 'import json, sys; print(" ".join(sorted(json.load(open(sys.argv[1])))))' "$1" 2>&1)
+		[[ $got == "$2" ]] && echo "ok: $1 holds $2" || fail "$1: keys '$got', want '$2'"
+	}
+	expect 0 'figures of ok, ok2 written to' ok ok2 --json "$WORK/both.json"
+	keys "$WORK/both.json" 'ok ok2'
+	expect 0 'figures of ok written to' ok --json "$WORK/ok.json"
+	keys "$WORK/ok.json" 'bench results'
+
+	# --json takes a file: not the next option, not nothing.
+	expect 2 "--json needs a file, not the option '--quick'" ok --json --quick
+	[[ ! -e $WORK/--quick ]] || fail "bench wrote a JSON file named --quick"
+	expect 2 "--json needs a file, not the option '--quick'" ok --json=--quick
+	expect 2 "--json needs a file, not ''" ok --json=
+	expect 2 "--json needs a file, not ''" ok --json ''
+
+	# No figures: said, and FILE not written.
+	expect 0 "no figures: $WORK/nojson.json not written" nojson --json "$WORK/nojson.json"
+	[[ ! -e $WORK/nojson.json ]] || fail "bench nojson wrote $WORK/nojson.json: $(cat "$WORK/nojson.json")"
+
+	# A failed benchmark's JSON is left out, the others' kept; exit 1.
+	expect 1 "left out of $WORK/fail.json: fail \(failed\)" ok fail --json "$WORK/fail.json"
+	keys "$WORK/fail.json" ok
+	expect 1 "no figures: $WORK/fail1.json not written" fail --json "$WORK/fail1.json"
+	[[ ! -e $WORK/fail1.json ]] || fail "bench fail wrote $WORK/fail1.json: $(cat "$WORK/fail1.json")"
+	expect 1 'left out of .*: garbage \(its JSON does not parse: .*\), silent \(wrote no JSON\), nojson \(no --json\)' \
+		ok garbage silent nojson --json "$WORK/bad.json"
+	keys "$WORK/bad.json" ok
+	expect 1 "left out of $WORK/silent.json: silent \(wrote no JSON\)" silent --json "$WORK/silent.json"
+	[[ ! -e $WORK/silent.json ]] || fail "bench silent wrote $WORK/silent.json"
 	;;
 *)
 	fail "unknown mode $mode"

@@ -25,6 +25,11 @@
 #             lost them all; with no figures FILE is not written ("{}" was,
 #             said to be "figures written"); --json with an option or nothing
 #             for its file is refused (--json --quick wrote a file "--quick").
+#             Stand-in scripts: --json - reaches one whose --help takes it and
+#             is refused for the others (it was dropped, and the script wrote
+#             its default file, bench/results/NAME.json); --no-build, which
+#             scripts ignored, is refused, and so is one --json FILE for
+#             several scripts (each wrote it over the last).
 VERB=bench
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -53,7 +58,7 @@ binaries)
 		[bench_slub]='--json --quick --peer-default' [bench_sched]='--quick')
 	# expect runs "$MMFUZZ" "$VERB" ARGS: env EXE ARGS, in $WORK, cut off at 60 s
 	# should a refusal regress into a full run.
-	MMFUZZ=env
+	MMFUZZ='env'
 	EXPECT_TIMEOUT=60
 	cd "$WORK" || exit 1
 	for exe in "$@"; do
@@ -102,9 +107,11 @@ binaries)
 	if [[ -n ${quick_exe:-} ]]; then
 		mkdir -p "$WORK/done" && echo old >"$WORK/done/x.json"
 		"$quick_exe" --quick --json "$WORK/done/x.json" >/dev/null || fail "$quick_exe --quick --json failed"
-		python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["bench"] == "buddy"' "$WORK/done/x.json" &&
-			echo "ok: bench_buddy --quick --json FILE replaced FILE with its JSON" ||
+		if python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["bench"] == "buddy"' "$WORK/done/x.json"; then
+			echo "ok: bench_buddy --quick --json FILE replaced FILE with its JSON"
+		else
 			fail "bench_buddy --quick --json FILE: not its JSON:"$'\n'"$(cat "$WORK/done/x.json")"
+		fi
 		[[ $(ls -A "$WORK/done") == x.json ]] || fail "bench_buddy --json left more than the file: $(ls -A "$WORK/done")"
 	fi
 	if [[ -n ${long_exe:-} ]]; then
@@ -176,7 +183,7 @@ STUB
 	keys() {
 		local got
 		got=$(python3 -c 'import json, sys; print(" ".join(sorted(json.load(open(sys.argv[1])))))' "$1" 2>&1)
-		[[ $got == "$2" ]] && echo "ok: $1 holds $2" || fail "$1: keys '$got', want '$2'"
+		if [[ $got == "$2" ]]; then echo "ok: $1 holds $2"; else fail "$1: keys '$got', want '$2'"; fi
 	}
 	expect 0 'figures of ok, ok2 written to' ok ok2 --json "$WORK/both.json"
 	keys "$WORK/both.json" 'ok ok2'
@@ -204,6 +211,24 @@ STUB
 	keys "$WORK/bad.json" ok
 	expect 1 "left out of $WORK/silent.json: silent \(wrote no JSON\)" silent --json "$WORK/silent.json"
 	[[ ! -e $WORK/silent.json ]] || fail "bench silent wrote $WORK/silent.json"
+
+	# Scripts: each prints the arguments it got; tostdout's --help takes --json -.
+	for n in plain tostdout; do
+		cat >"$T/bench/$n.py" <<EOF
+import sys
+if "--help" in sys.argv:
+    print("usage: $n.py [--quick] [--json FILE]" + (" (--json - : stdout)" if "$n" == "tostdout" else ""))
+    sys.exit(0)
+print("$n got:", *sys.argv[1:])
+EOF
+		chmod +x "$T/bench/$n.py"
+	done
+	VERB=--quick
+	expect 0 '^tostdout got: --quick --json -$' tostdout --json -
+	expect 0 "^plain got: --quick --json $WORK/p.json\$" plain --json "$WORK/p.json"
+	expect 2 "--json -: plain writes its JSON to a file only" plain --json -
+	expect 2 '--no-build is for the bench_\* executables' plain --no-build
+	expect 2 '--json FILE with several scripts' plain tostdout --json "$WORK/p.json"
 	;;
 *)
 	fail "unknown mode $mode"

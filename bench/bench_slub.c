@@ -167,7 +167,7 @@ static void bench_cache_bulk(struct kmem_cache *s, int step, struct bench_result
 	unsigned long loops = (quick ? 200000UL : 4000000UL) / (unsigned long)step;
 	for (int i = 0; i < 100; i++) {
 		if (kmem_cache_alloc_bulk(s, GFP_KERNEL, (size_t)step, arr) != step)
-			exit(1);
+			bench_die("bench_slub: kmem_cache_alloc_bulk of %d objects fell short (warm-up)", step);
 		kmem_cache_free_bulk(s, (size_t)step, arr);
 	}
 	BENCH_MEASURE(r, loops, {

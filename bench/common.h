@@ -14,6 +14,7 @@
  *                          and keeps the fastest run (min-of-N: the least
  *                          disturbed by the rest of the machine); r->ns and
  *                          r->cycles are per iteration
+ *   bench_die()            a message and exit 1, when a run cannot go on
  *   bench_parse_args()     the command line: --json FILE, --quick,
  *                          --peer-default, --help; bad arguments exit 2
  *   bench_json_*()         --json FILE output: {"bench": NAME, "machine":
@@ -28,6 +29,7 @@
 #ifndef MM_BENCH_COMMON_H
 #define MM_BENCH_COMMON_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <dlfcn.h>
@@ -227,6 +229,22 @@ static inline void bench_print_machine(void)
 		r_->ns = best_ns_ / (double)(loops_ ? loops_ : 1);                        \
 		r_->cycles = best_cy_ / (double)(loops_ ? loops_ : 1);                    \
 	} while (0)
+
+/*
+ * A run that cannot go on: the message (printf @fmt, with the benchmark's
+ * name) on stderr and exit 1 - never a silent exit; the --json FILE is left
+ * as it was.
+ */
+__attribute__((noreturn, format(printf, 1, 2))) static inline void bench_die(const char *fmt, ...)
+{
+	va_list ap;
+	fflush(stdout);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
 
 /* ---- peer allocators ---- */
 

@@ -319,18 +319,10 @@ static void bench_reset(struct bench_json *js)
 int main(int argc, char **argv)
 {
 	const char *json = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json") && i + 1 < argc) {
-			json = argv[++i];
-		} else if (!strcmp(argv[i], "--quick")) {
-			quick = true;
-		} else {
-			fprintf(stderr, "usage: bench_buddy [--json FILE] [--quick]\n"
-					"  buddy alloc+free pairs without the pcp, mm_check cost per page at levels 1-3,\n"
-					"  mm_reset against mm_destroy + mm_create (default config)\n");
-			return strcmp(argv[i], "--help") && strcmp(argv[i], "-h") ? 2 : 0;
-		}
-	}
+	bench_parse_args(argc, argv, "bench_buddy",
+			 "  buddy alloc+free pairs without the pcp, mm_check cost per page at levels 1-3,\n"
+			 "  mm_reset against mm_destroy + mm_create (default config)",
+			 &json, &quick, NULL);
 	bench_calibrate();
 	struct bench_json *js = bench_json_open(json, "buddy");
 	printf("# bench_buddy%s\n", quick ? " --quick (smoke run: the numbers mean nothing)" : "");

@@ -246,8 +246,10 @@ int main(int argc, char **argv)
 {
 	const char *json = NULL;
 	bool peer_default = false;
-	if (bench_parse_args(argc, argv, "bench_pages", &json, &quick, &peer_default))
-		return 2;
+	bench_parse_args(argc, argv, "bench_pages",
+			 "  the per-cpu and bulk page paths in the 2021 thread's format, free_pcppages_bulk with\n"
+			 "  and without the buddy prefetch, peer malloc(4096)+free rows from the same run",
+			 &json, &quick, &peer_default);
 	if (peer_default) {
 		struct bench_result r;
 		bench_calibrate();

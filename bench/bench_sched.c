@@ -25,6 +25,7 @@
 #include "mm/cpu.h"
 #include "mm/mm.h"
 #include "sched/sched.h"
+#include "common.h"
 
 static bool quick;
 
@@ -167,14 +168,10 @@ static void bench_reset(struct mm *mm, long runs)
 
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--quick"))
-			quick = true;
-		else {
-			fprintf(stderr, "usage: bench_sched [--quick]\n");
-			return 2;
-		}
-	}
+	bench_parse_args(argc, argv, "bench_sched",
+			 "  the deterministic scheduler: task switches per second, and runs per second of a\n"
+			 "  ~180-step scenario (the engine alone; allocating, in-process and forked)",
+			 NULL, &quick, NULL);
 	struct mm_config c;
 	char err[256];
 	mm_config_tiny(&c);

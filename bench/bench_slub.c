@@ -175,7 +175,7 @@ static void bench_cache_bulk(struct kmem_cache *s, int step, struct bench_result
 	unsigned long loops = (quick ? 200000UL : 4000000UL) / (unsigned long)step;
 	for (int i = 0; i < 100; i++) {
 		if (kmem_cache_alloc_bulk(s, GFP_KERNEL, (size_t)step, arr) != step)
-			exit(1);
+			bench_die("bench_slub: kmem_cache_alloc_bulk of %d objects fell short (warm-up)", step);
 		kmem_cache_free_bulk(s, (size_t)step, arr);
 	}
 	BENCH_MEASURE(r, loops, {
@@ -322,8 +322,10 @@ int main(int argc, char **argv)
 {
 	const char *json = NULL;
 	bool peer_default = false;
-	if (bench_parse_args(argc, argv, "bench_slub", &json, &quick, &peer_default))
-		return 2;
+	bench_parse_args(argc, argv, "bench_slub",
+			 "  SLUB's fast-path variants in the 2007 thread's kmalloc table, the kmem_cache alloc+free\n"
+			 "  pair and bulk against the cmpxchg16b floor, kmalloc and peer mallocs in one loop",
+			 &json, &quick, &peer_default);
 	if (peer_default) {
 		struct bench_result r[4];
 		bench_calibrate();

@@ -14,8 +14,13 @@
  *                          and keeps the fastest run (min-of-N: the least
  *                          disturbed by the rest of the machine); r->ns and
  *                          r->cycles are per iteration
+ *   bench_die()            a message and exit 1, when a run cannot go on
+ *   bench_parse_args()     the command line: --json FILE, --quick,
+ *                          --peer-default, --help; bad arguments exit 2
  *   bench_json_*()         --json FILE output: {"bench": NAME, "machine":
- *                          {...}, "results": {KEY: NUMBER, ...}}; every
+ *                          {...}, "results": {KEY: NUMBER, ...}}, kept in
+ *                          memory and written whole by bench_json_close()
+ *                          (a run that dies leaves FILE as it was); every
  *                          function accepts NULL (no --json) and does nothing
  *
  * "cycles(tsc)" are TSC ticks - constant-rate, not core clock cycles - as
@@ -24,13 +29,16 @@
 #ifndef MM_BENCH_COMMON_H
 #define MM_BENCH_COMMON_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "mm/mm.h"
@@ -222,6 +230,22 @@ static inline void bench_print_machine(void)
 		r_->cycles = best_cy_ / (double)(loops_ ? loops_ : 1);                    \
 	} while (0)
 
+/*
+ * A run that cannot go on: the message (printf @fmt, with the benchmark's
+ * name) on stderr and exit 1 - never a silent exit; the --json FILE is left
+ * as it was.
+ */
+__attribute__((noreturn, format(printf, 1, 2))) static inline void bench_die(const char *fmt, ...)
+{
+	va_list ap;
+	fflush(stdout);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
 /* ---- peer allocators ---- */
 
 /*
@@ -282,33 +306,106 @@ static inline FILE *bench_peer_child(const struct bench_peer *p, bool quick)
 /* ---- command line ---- */
 
 /*
- * The options every benchmark takes: --json FILE, --quick, and the internal
- * --peer-default (a child measuring a preloaded peer, bench_peer_child()).
- * Returns 0, or 2 after printing the usage line for @name.
+ * Why @path cannot be the --json FILE, or NULL when it can: a directory, a
+ * directory that does not exist or cannot be written (tools/outputs.py's
+ * cannot_write(), which the verbs use).  An existing file that is not a
+ * regular one (/dev/stdout, a pipe) is written in place, so it only needs to
+ * be writable itself.
  */
-static inline int bench_parse_args(int argc, char **argv, const char *name, const char **json,
-				   bool *quick, bool *peer_default)
+static inline const char *bench_json_cannot_(const char *path)
 {
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json") && i + 1 < argc)
-			*json = argv[++i];
-		else if (!strcmp(argv[i], "--quick"))
+	struct stat st;
+	char dir[4096];
+	if (!strcmp(path, "-"))
+		return NULL;
+	if (!stat(path, &st)) {
+		if (S_ISDIR(st.st_mode))
+			return "it is a directory";
+		if (!S_ISREG(st.st_mode))
+			return access(path, W_OK) ? "not writable" : NULL;
+	}
+	/* bench_json_close() renames a new file over it: its (real) directory must take one. */
+	if (!realpath(path, dir))
+		snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	const char *d = !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
+	if (stat(d, &st) || !S_ISDIR(st.st_mode))
+		return "no such directory";
+	if (access(d, W_OK | X_OK))
+		return "its directory is not writable";
+	return NULL;
+}
+
+/* --help's text (on @f) for the options bench_parse_args() was given. */
+static inline void bench_usage_(FILE *f, const char *name, const char *about, bool json, bool peer_default)
+{
+	fprintf(f, "usage: %s%s [--quick]%s\n%s\n\n", name, json ? " [--json FILE]" : "",
+		peer_default ? " [--peer-default]" : "", about);
+	if (json)
+		fprintf(f, "  --json FILE     also write the figures as JSON to FILE (\"-\": stdout), whole, once\n"
+			   "                  the run is done: a run that fails leaves FILE as it was\n");
+	fprintf(f, "  --quick         a smoke run (short loops): the numbers mean nothing\n");
+	if (peer_default)
+		fprintf(f, "  --peer-default  internal: time the default malloc and print the figures; what a\n"
+			   "                  run starts with each peer allocator LD_PRELOADed\n");
+	fprintf(f, "  -h, --help      this text\n\n"
+		   "Exit status: 0 done, 1 a measurement failed, 2 bad arguments.\n");
+}
+
+/*
+ * The command line of every benchmark.  A benchmark takes the options it
+ * gives a place to (NULL: it does not take that one) and says what it
+ * measures in @about (--help's text):
+ *   --json FILE     @json: the figures as JSON (bench_json_open())
+ *   --quick         @quick: a smoke run
+ *   --peer-default  @peer_default: the child bench_peer_child() starts
+ * --help prints the usage on stdout and exits 0.  A bad argument - an
+ * unknown option, --json without a file or with an option for one, a FILE
+ * that cannot be written - prints the reason and the usage on stderr and
+ * exits 2, before anything is measured.  Returns when the benchmark is to run.
+ */
+static inline void bench_parse_args(int argc, char **argv, const char *name, const char *about,
+				    const char **json, bool *quick, bool *peer_default)
+{
+	char why[512] = "";
+	const char *cannot;
+	for (int i = 1; i < argc && !why[0]; i++) {
+		const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			bench_usage_(stdout, name, about, json != NULL, peer_default != NULL);
+			exit(0);
+		} else if (json && !strcmp(a, "--json")) {
+			/* "-" is stdout; another leading '-' is the next option, the file forgotten. */
+			if (!next || !next[0] || (next[0] == '-' && next[1]))
+				snprintf(why, sizeof(why), "--json needs a file (\"-\": stdout; a name with a leading '-': ./NAME)");
+			else
+				*json = argv[++i];
+		} else if (quick && !strcmp(a, "--quick")) {
 			*quick = true;
-		else if (!strcmp(argv[i], "--peer-default"))
+		} else if (peer_default && !strcmp(a, "--peer-default")) {
 			*peer_default = true;
-		else {
-			fprintf(stderr, "usage: %s [--json FILE] [--quick]\n", name);
-			return 2;
+		} else {
+			snprintf(why, sizeof(why), "unknown option '%s'", a);
 		}
 	}
-	return 0;
+	if (!why[0] && json && *json && (cannot = bench_json_cannot_(*json)))
+		snprintf(why, sizeof(why), "--json: cannot write '%s': %s", *json, cannot);
+	if (why[0]) {
+		fprintf(stderr, "%s: %s\n", name, why);
+		bench_usage_(stderr, name, about, json != NULL, peer_default != NULL);
+		exit(2);
+	}
 }
 
 /* ---- JSON ---- */
 
 struct bench_json {
-	FILE *f;
-	int n;      /* results written so far */
+	FILE *f;            /* open_memstream() on buf: nothing reaches @path before bench_json_close() */
+	char *buf;          /* the JSON so far, @len bytes */
+	size_t len;
+	const char *path;   /* --json FILE; "-": stdout */
+	const char *bench;  /* "pages": bench_pages, for messages */
+	int n;              /* results written so far */
 };
 
 static inline void bench_json_str_(FILE *f, const char *s)
@@ -331,13 +428,12 @@ static inline struct bench_json *bench_json_open(const char *path, const char *b
 	if (!path)
 		return NULL;
 	struct bench_json *js = calloc(1, sizeof(*js));
-	if (!js)
-		return NULL;
-	js->f = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	if (!js->f) {
-		perror(path);
+	if (!js || !(js->f = open_memstream(&js->buf, &js->len))) {
+		perror("bench_json_open");
 		exit(1);
 	}
+	js->path = path;
+	js->bench = bench;
 	char cpu[128];
 	bench_cpu_model_(cpu, sizeof(cpu));
 	fprintf(js->f, "{\n  \"bench\": ");
@@ -367,15 +463,71 @@ static inline void bench_json_add_result(struct bench_json *js, const char *key,
 	bench_json_add(js, k, r->cycles);
 }
 
+/* @len bytes to @f, closed; false (errno set) if any of it failed. */
+static inline bool bench_write_close_(FILE *f, const char *buf, size_t len)
+{
+	bool ok = fwrite(buf, 1, len, f) == len;
+	return !fclose(f) && ok;
+}
+
+/*
+ * @len bytes at @path whole or not at all: a temporary file in @path's
+ * directory (the real one, past a symlink), renamed over @path once written
+ * and closed - so a run that dies, even by SIGKILL, leaves @path as it was.
+ * An existing file that is not a regular one (/dev/stdout, a pipe) is written
+ * in place, as it cannot be replaced.  False (errno set) on failure, with
+ * nothing left behind.
+ */
+static inline bool bench_write_whole_(const char *path, const char *buf, size_t len)
+{
+	struct stat st;
+	char real[4096], tmp[4096 + 16];
+	bool exists = !stat(path, &st);
+	if (exists && !S_ISREG(st.st_mode)) {
+		FILE *f = fopen(path, "w");
+		return f && bench_write_close_(f, buf, len);
+	}
+	if (!exists || !realpath(path, real))
+		snprintf(real, sizeof(real), "%s", path);
+	snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", real);
+	int fd = mkstemp(tmp);
+	if (fd < 0)
+		return false;
+	/* mkstemp's 0600 would make a new FILE private: the mode fopen() gives (or FILE had). */
+	mode_t mask = umask(0);
+	umask(mask);
+	bool ok = !fchmod(fd, exists ? st.st_mode & 07777 : 0666 & ~mask);
+	FILE *f = fdopen(fd, "w");
+	if (!f)
+		close(fd);
+	ok = f && bench_write_close_(f, buf, len) && ok;
+	if (!ok || rename(tmp, real)) {
+		int e = errno;
+		unlink(tmp);
+		errno = e;
+		return false;
+	}
+	return true;
+}
+
+/* The end of the JSON: written to its FILE now, whole; a failure to write is exit 1. */
 static inline void bench_json_close(struct bench_json *js)
 {
 	if (!js)
 		return;
 	fprintf(js->f, "\n  }\n}\n");
-	if (js->f != stdout)
-		fclose(js->f);
-	else
-		fflush(stdout);
+	fflush(stdout);   /* the table first, should FILE be stdout by another name */
+	bool ok = !fclose(js->f);
+	if (ok && !strcmp(js->path, "-")) {
+		ok = fwrite(js->buf, 1, js->len, stdout) == js->len && !fflush(stdout);
+	} else if (ok) {
+		ok = bench_write_whole_(js->path, js->buf, js->len);
+	}
+	if (!ok) {
+		fprintf(stderr, "bench_%s: --json: cannot write '%s': %s\n", js->bench, js->path, strerror(errno));
+		exit(1);
+	}
+	free(js->buf);
 	free(js);
 }
 

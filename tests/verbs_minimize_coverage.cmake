@@ -41,6 +41,11 @@
 #                           a bad name, an unknown option, --json into a missing
 #                           directory, a script with a benchmark): exit 2 and
 #                           the message, before build/release is configured
+#  verbs_bench_standin      ./mmfuzz bench --no-build on a stand-in tree whose
+#                           benchmarks write good, half, bad or no JSON, or
+#                           take no --json: the good figures kept, the others
+#                           named (exit 1), no file without figures, --json
+#                           with an option for its file refused
 #  verbs_stress_usage       ./mmfuzz stress's bad arguments (no MODE, an unknown
 #                           MODE, also with --deterministic, --build-dir without
 #                           a value, --json/--artifact into a missing directory
@@ -92,6 +97,8 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
            COMMAND ${MF_VERBS_BASH} ${_v}/trace.sh usage ${PROJECT_SOURCE_DIR} ${_w}/trace-usage)
   add_test(NAME verbs_bench_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/bench.sh usage ${PROJECT_SOURCE_DIR} ${_w}/bench-usage)
+  add_test(NAME verbs_bench_standin
+           COMMAND ${MF_VERBS_BASH} ${_v}/bench.sh standin ${PROJECT_SOURCE_DIR} ${_w}/bench-standin)
   add_test(NAME verbs_stress_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/stress.sh usage ${PROJECT_SOURCE_DIR} ${_w}/stress-usage)
   add_test(NAME verbs_frontdoor_usage
@@ -99,7 +106,7 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
   add_test(NAME verbs_test_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/test.sh usage ${PROJECT_SOURCE_DIR} ${_w}/test-usage)
   set_tests_properties(verbs_minimize_usage verbs_coverage_usage verbs_trace_usage verbs_bench_usage
-                       verbs_stress_usage verbs_frontdoor_usage verbs_test_usage PROPERTIES TIMEOUT 120)
+                       verbs_bench_standin verbs_stress_usage verbs_frontdoor_usage verbs_test_usage PROPERTIES TIMEOUT 120)
   add_test(NAME verbs_fuzz_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/fuzz.sh usage ${PROJECT_SOURCE_DIR} ${_w}/fuzz-usage)
   add_test(NAME verbs_bench_scripts_usage

@@ -40,6 +40,10 @@
 
 struct stress S;
 
+/* Defaults the rerun line leaves out when they are in force. */
+#define STRESS_SIGNAL_US 200
+#define STRESS_HANG_S (STRESS_TSAN ? 30.0 : 10.0)
+
 double stress_now(void)
 {
 	struct timespec ts;
@@ -81,6 +85,10 @@ void stress_print_rerun(FILE *f)
 		fprintf(f, " --migrate-1in %u", c->migrate_1in);
 	if (c->irq_1in)
 		fprintf(f, " --irq-1in %u", c->irq_1in);
+	if (c->signal_us != STRESS_SIGNAL_US)
+		fprintf(f, " --signal-us %u", c->signal_us);
+	if (c->hang_s != STRESS_HANG_S)
+		fprintf(f, " --hang-timeout %g", c->hang_s);
 	const char *no[] = { "migrate", "irq", "onoff", "stutter", "pressure", "remote", "control", "tid-check" };
 	const bool on[] = { c->migrate, c->irq, c->onoff, c->stutter, c->pressure, c->remote, c->control,
 			    c->tid_check };
@@ -157,7 +165,7 @@ static void usage(FILE *f)
 		"  --migrate-1in N    migrate at one preemption point in N (default: phases of\n"
 		"                     1 in 4 .. 1 in 256, storms included)\n"
 		"  --irq-1in N        raise an interrupt at one point in N (default: phases of 1 in 8 .. 512)\n"
-		"  --signal-us U      one signal interrupt every U microseconds (default 200)\n"
+		"  --signal-us U      one signal interrupt every U microseconds (default %d)\n"
 		"  --quiet            no per-thread lines\n"
 		"  --onoff-detached   every offline from a thread that holds no vCPU (default: a\n"
 		"                     coin flip per cycle between that and a control vCPU)\n"
@@ -169,8 +177,8 @@ static void usage(FILE *f)
 		"  --replay-time S    seconds for the whole attempt (default %g)\n"
 		"The last line is SUCCESS (exit 0) or FAILURE (exit 1); 2: bad arguments.  Ctrl-C or\n"
 		"SIGTERM stops early: final checks, the report so far, INTERRUPTED, exit 130.\n",
-		STRESS_TSAN ? 3 : 4, STRESS_TSAN ? 2.0 : 3.0, STRESS_OPS_EXTEND_S, STRESS_TSAN ? 30.0 : 10.0,
-		REPLAY_RUNS, REPLAY_TIME);
+		STRESS_TSAN ? 3 : 4, STRESS_TSAN ? 2.0 : 3.0, STRESS_OPS_EXTEND_S, STRESS_HANG_S,
+		STRESS_SIGNAL_US, REPLAY_RUNS, REPLAY_TIME);
 }
 
 static void bad(const char *fmt, const char *arg)
@@ -284,10 +292,10 @@ static void parse(int argc, char **argv, struct stress_config *c)
 	c->migrate = c->irq = c->onoff = c->stutter = c->pressure = c->remote = c->control = true;
 	c->tid_check = true;
 	c->check_level = 1;
-	c->hang_s = STRESS_TSAN ? 30.0 : 10.0;
+	c->hang_s = STRESS_HANG_S;
 	c->migrate_1in = 0;
 	c->irq_1in = 0;
-	c->signal_us = 200;
+	c->signal_us = STRESS_SIGNAL_US;
 	c->replay_runs = REPLAY_RUNS;
 	c->replay_time = REPLAY_TIME;
 	c->argc = argc;

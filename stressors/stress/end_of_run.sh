@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# end_of_run.sh CASE STRESS - how a mmfuzz-stress run ends: one ctest per
+# CASE (stress_end_CASE; stressors/stress/CMakeLists.txt says what each
+# checks).  Each case failed on the stressor before the fix it names.  The
+# replay cases put a stand-in for the deterministic driver in
+# MMFUZZ_SCHED_STRESS (replay.c, find_driver).
+case_=$1 bin=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0
+
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+
+# has FILE REGEX [what]: FILE matches REGEX (extended).
+has() {
+	grep -Eq -- "$2" "$1" || fail "${3:-$1} lacks /$2/"
+}
+hasnt() {
+	! grep -Eq -- "$2" "$1" || fail "${3:-$1} has /$2/: $(grep -Em1 -- "$2" "$1")"
+}
+# valid JSON (where python3 is there to say).
+json_ok() {
+	command -v python3 >/dev/null || return 0
+	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1" || fail "$1 is not valid JSON"
+}
+last_line() {
+	tail -n 1 "$1"
+}
+now_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+# wait_for SECONDS CMD...: until CMD succeeds; false when the time ran out.
+wait_for() {
+	local end=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		(($(date +%s) < end)) || return 1
+		sleep 0.05
+	done
+}
+show() {
+	echo "--- $1 (last lines)"
+	tail -n "${2:-12}" "$1"
+}
+
+# A stand-in driver: $1 is its body (sh).
+driver() {
+	printf '#!/bin/sh\n%s\n' "$1" >"$work/driver"
+	chmod +x "$work/driver"
+	export MMFUZZ_SCHED_STRESS=$work/driver
+}
+
+export TMPDIR=$work
+case $case_ in
+rerun-line)
+	# The rerun line carries every setting that differs from the defaults.
+	"$bin" pages --ops 50 --seed 3 --quiet --signal-us 500 --hang-timeout 7 >"$work/out" 2>&1
+	rc=$?
+	[ "$rc" = 0 ] || fail "exit status $rc, want 0"
+	grep -m1 '^rerun:' "$work/out"
+	has "$work/out" '^rerun: .* --signal-us 500( |$)'
+	has "$work/out" '^rerun: .* --hang-timeout 7( |$)'
+	;;
+*)
+	fail "unknown case $case_"
+	;;
+esac
+if [ "$fails" -ne 0 ]; then
+	echo "$case_: $fails check(s) failed"
+	exit 1
+fi
+echo "$case_: all checks passed"

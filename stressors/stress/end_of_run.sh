@@ -64,6 +64,14 @@ rerun-line)
 	has "$work/out" '^rerun: .* --signal-us 500( |$)'
 	has "$work/out" '^rerun: .* --hang-timeout 7( |$)'
 	;;
+help)
+	# The stop-the-world check is mm_check level 4, and there is none at level 0.
+	"$bin" --help >"$work/out" 2>&1
+	has "$work/out" 'stop-the-world check: every held allocation re-read'
+	has "$work/out" 'mm_check level 4'
+	has "$work/out" '0  the shadow bitmaps only .*no'
+	hasnt "$work/out" 'level 3 with'
+	;;
 *)
 	fail "unknown case $case_"
 	;;

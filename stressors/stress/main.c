@@ -14,7 +14,7 @@
  * the pressure cache, checks that no client bit is left in the shadow
  * bitmaps, drains every pcp list, shrinks every cache, and asserts
  * conservation: free pages per zone equal to those at creation, PGALLOC ==
- * PGFREE, mm_check level 3 clean, no allocator report, and the stressor's
+ * PGFREE, mm_check level 4 clean, no allocator report, and the stressor's
  * caches destroyed without a leak report.
  *
  * Every failure prints the command that reruns it (the seed included) and
@@ -159,8 +159,18 @@ static void usage(FILE *f)
 		"  --no-migrate --no-irq --no-onoff --no-stutter --no-pressure --no-remote --no-control\n"
 		"                     switch an injection off\n"
 		"  --no-tid-check     no tid contract check on the worker's vCPU (points, between ops)\n"
-		"  --check-level L    0 bitmaps only, 1 sampled patterns + T1 every 16 ops (default),\n"
-		"                     2 full patterns + T1 every op, 3 also frequent stop-the-world\n"
+		"  --check-level L    what is checked while the run goes on (the end-of-run conservation\n"
+		"                     checks and mm_check level 4 run at every level):\n"
+		"                     0  the shadow bitmaps only (each allocation and free); no\n"
+		"                        stop-the-world check\n"
+		"                     1  also, every 16 ops, one held allocation re-read (sampled\n"
+		"                        pattern) and T1 (mm_check level 1); every %d ms a\n"
+		"                        stop-the-world check: every held allocation re-read (sampled\n"
+		"                        patterns), mm_check level 4 (level 3 plus W1 exhaustive), no\n"
+		"                        allocator report (default)\n"
+		"                     2  as 1, every op, and full patterns everywhere\n"
+		"                     3  as 2, the stop-the-world check every 50 ms, with\n"
+		"                        validate_slab_cache on every cache\n"
 		"  --hang-timeout S   watchdog: a worker without progress for S seconds fails (default %g)\n"
 		"  --migrate-1in N    migrate at one preemption point in N (default: phases of\n"
 		"                     1 in 4 .. 1 in 256, storms included)\n"
@@ -177,8 +187,8 @@ static void usage(FILE *f)
 		"  --replay-time S    seconds for the whole attempt (default %g)\n"
 		"The last line is SUCCESS (exit 0) or FAILURE (exit 1); 2: bad arguments.  Ctrl-C or\n"
 		"SIGTERM stops early: final checks, the report so far, INTERRUPTED, exit 130.\n",
-		STRESS_TSAN ? 3 : 4, STRESS_TSAN ? 2.0 : 3.0, STRESS_OPS_EXTEND_S, STRESS_HANG_S,
-		STRESS_SIGNAL_US, REPLAY_RUNS, REPLAY_TIME);
+		STRESS_TSAN ? 3 : 4, STRESS_TSAN ? 2.0 : 3.0, STRESS_OPS_EXTEND_S, STRESS_TSAN ? 400 : 200,
+		STRESS_HANG_S, STRESS_SIGNAL_US, REPLAY_RUNS, REPLAY_TIME);
 }
 
 static void bad(const char *fmt, const char *arg)

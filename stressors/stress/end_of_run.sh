@@ -72,6 +72,37 @@ help)
 	has "$work/out" '0  the shadow bitmaps only .*no'
 	hasnt "$work/out" 'level 3 with'
 	;;
+replay-interrupt)
+	# Ctrl-C (twice) during the deterministic replay attempt: the driver is
+	# killed and reaped, the failure reported (FAILURE, exit 1), at once.
+	# Before the fix the replay went on for --replay-time, or the second
+	# SIGINT killed the stressor (130, no FAILURE) and orphaned the driver.
+	driver "echo \$\$ >'$work/driver.pid'; exec sleep 60"
+	"$bin" slub --ops 3000 --seed 7 --quiet --selftest scribble --json "$work/s.json" >"$work/out" 2>&1 &
+	pid=$!
+	wait_for 90 test -s "$work/driver.pid" || fail "the driver never started"
+	dpid=$(cat "$work/driver.pid")
+	t0=$(now_ms)
+	kill -INT $pid
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	ms=$(($(now_ms) - t0))
+	show "$work/out" 4
+	echo "exit status $rc, ${ms} ms after SIGINT"
+	[ "$rc" = 1 ] || fail "exit status $rc, want 1"
+	[ "$ms" -lt 5000 ] || fail "${ms} ms from SIGINT to the end, want < 5000"
+	[ "$(last_line "$work/out")" = FAILURE ] || fail "the last line is not FAILURE"
+	has "$work/out" '^deterministic replay interrupted: SIGINT came during the runs of policy random'
+	has "$work/out" 'failure: thread 0, op [0-9]+: C1 violated'
+	has "$work/s.json" '"replay": \{"status": "interrupted"'
+	has "$work/s.json" '"result": "FAILURE"'
+	json_ok "$work/s.json"
+	if kill -0 "$dpid" 2>/dev/null; then
+		fail "the driver (pid $dpid) is still running: $(ps -o pid=,ppid=,args= -p "$dpid")"
+		kill -KILL "$dpid"
+	fi
+	;;
 *)
 	fail "unknown case $case_"
 	;;

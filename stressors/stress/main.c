@@ -185,8 +185,10 @@ static void usage(FILE *f)
 		"  --no-replay        after a failure, do not try the deterministic engine on the same seed\n"
 		"  --replay-runs N    deterministic runs per policy in that attempt (default %lu)\n"
 		"  --replay-time S    seconds for the whole attempt (default %g)\n"
-		"The last line is SUCCESS (exit 0) or FAILURE (exit 1); 2: bad arguments.  Ctrl-C or\n"
-		"SIGTERM stops early: final checks, the report so far, INTERRUPTED, exit 130.\n",
+		"The last line is SUCCESS (exit 0) or FAILURE (exit 1); 2: bad arguments.\n"
+		"Ctrl-C or SIGTERM stops early: final checks, the report so far, INTERRUPTED, exit 130;\n"
+		"a second one kills at once - unless a failure was found: that is always reported\n"
+		"(FAILURE, exit 1), and Ctrl-C then only cuts its deterministic replay attempt short.\n",
 		STRESS_TSAN ? 3 : 4, STRESS_TSAN ? 2.0 : 3.0, STRESS_OPS_EXTEND_S, STRESS_TSAN ? 400 : 200,
 		STRESS_HANG_S, STRESS_SIGNAL_US, REPLAY_RUNS, REPLAY_TIME);
 }
@@ -643,12 +645,24 @@ static void on_fatal(int sig)
  * Ctrl-C (SIGINT) or SIGTERM: the run stops early as if its time were up -
  * every worker finishes its op, frees what it holds, the final checks run
  * and the report covers the run so far - then INTERRUPTED and exit 130.
- * An injection that had no time to fire is not a VACUOUS failure then.  A
- * second Ctrl-C kills at once (SA_RESETHAND).
+ * An injection that had no time to fire is not a VACUOUS failure then.
+ *
+ * A second one kills at once, as the default action - unless a failure has
+ * been recorded: a finding outranks an interruption, so from then on each
+ * signal only (re)sets the flag, which cuts the deterministic replay
+ * attempt short (replay.c polls it), and the failure is reported whole.
  */
 static void on_interrupt(int sig)
 {
-	atomic_store(&S.interrupted, sig);
+	int none = 0;
+	if (atomic_compare_exchange_strong(&S.interrupted, &none, sig) || atomic_load(&S.failed))
+		return;
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	raise(sig);                              /* pending until we return, then the default: the end */
 }
 
 static void install_fatal_handlers(void)
@@ -661,7 +675,7 @@ static void install_fatal_handlers(void)
 	struct sigaction si;
 	memset(&si, 0, sizeof(si));
 	si.sa_handler = on_interrupt;
-	si.sa_flags = SA_RESETHAND;
+	si.sa_flags = 0;                        /* no SA_RESTART: a wait ends with EINTR and looks at the flag */
 	sigemptyset(&si.sa_mask);
 	sigaction(SIGINT, &si, NULL);
 	sigaction(SIGTERM, &si, NULL);

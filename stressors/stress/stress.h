@@ -119,13 +119,14 @@ enum replay_status {
 	REPLAY_REPRODUCED,          /* a deterministic run of the same mode and seed failed, and again alone */
 	REPLAY_FREE_ONLY,           /* found only by free-running mode: reason says why */
 	REPLAY_SKIPPED,             /* --no-replay */
+	REPLAY_INTERRUPTED,         /* SIGINT/SIGTERM stopped the attempt (or came before it): no verdict */
 };
 
 struct stress_replay {
 	enum replay_status status;
 	char command[400];          /* REPRODUCED: the command that replays it */
 	char det_failure[600];      /* REPRODUCED: the deterministic run's failure */
-	char reason[1200];          /* FREE_ONLY / SKIPPED: why */
+	char reason[1200];          /* FREE_ONLY / SKIPPED / INTERRUPTED: why */
 	char artifact[300];         /* the deterministic failure's artifact (--replay FILE replays it) */
 	unsigned long runs;         /* deterministic runs made */
 	double seconds;
@@ -425,7 +426,7 @@ static inline bool gate_requested(void)
 /* ---------------------------------------------------------------- replay.c */
 /* After a failure: try the deterministic engine on the same mode and seed (fills S.replay). */
 void stress_replay_attempt(void);
-/* "reproduced deterministically: CMD" or "found only by free-running mode: WHY". */
+/* "reproduced deterministically: CMD" or "found only by free-running mode: WHY" (or no verdict, and why). */
 void stress_replay_print(FILE *f);
 const char *stress_replay_status_name(enum replay_status st);
 

@@ -103,6 +103,37 @@ replay-interrupt)
 		kill -KILL "$dpid"
 	fi
 	;;
+replay-inconclusive)
+	# A driver that runs nothing and says nothing: no verdict, not "0 runs passed".
+	driver "exit 0"
+	"$bin" slub --ops 3000 --seed 7 --quiet --selftest scribble --json "$work/s.json" >"$work/out" 2>&1
+	rc=$?
+	show "$work/out" 3
+	[ "$rc" = 1 ] || fail "exit status $rc, want 1"
+	has "$work/out" "^deterministic replay inconclusive: no deterministic run completed: the driver .* printed no 'total:' line"
+	hasnt "$work/out" 'found only by free-running mode'
+	hasnt "$work/out" '0 deterministic runs'
+	has "$work/s.json" '"replay": \{"status": "inconclusive"'
+	;;
+replay-time)
+	# --replay-time bounds the whole attempt: here the failing deterministic
+	# run's rerun alone hangs.  Before the fix that rerun got at least 10 s.
+	driver 'case " $* " in
+*" --run "*) exec sleep 60 ;;
+esac
+echo "run 3 seed 0x7 policy random steps 24: FAILED: planted by end_of_run.sh"
+echo "rerun: ./mmfuzz stress slub --deterministic --seed 0x7 --run 3 --policy random"
+exec sleep 60'
+	"$bin" slub --ops 3000 --seed 7 --quiet --selftest scribble --replay-time 2 --json "$work/s.json" \
+		>"$work/out" 2>&1
+	rc=$?
+	show "$work/out" 3
+	[ "$rc" = 1 ] || fail "exit status $rc, want 1"
+	has "$work/out" '^deterministic replay inconclusive: run 3 of policy random failed \(planted by end_of_run.sh\), but its rerun alone did not end'
+	secs=$(sed -n 's/.*"runs": [0-9]*, "seconds": \([0-9.]*\)}.*/\1/p' "$work/s.json")
+	echo "replay attempt: ${secs:-?} s"
+	awk -v s="${secs:-99}" 'BEGIN { exit !(s <= 3.0) }' || fail "the attempt took ${secs:-?} s, --replay-time 2"
+	;;
 *)
 	fail "unknown case $case_"
 	;;

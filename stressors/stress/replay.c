@@ -34,7 +34,14 @@
  * messages are kept so a reader can see whether they are the same bug.
  * Sanitizer reports end the process before any of this runs.
  *
- * No verdict when stopped:
+ * No verdict is said as such, never as a pass:
+ *
+ *     deterministic replay inconclusive: <why>
+ *
+ * when no deterministic run completed (--replay-time ran out, or the driver
+ * printed no "total:" line), or the failing run could not be rerun alone
+ * within what was left of --replay-time, which bounds the whole attempt,
+ * that rerun included; and
  *
  *     deterministic replay interrupted: <why>
  *
@@ -66,6 +73,7 @@ const char *stress_replay_status_name(enum replay_status st)
 	case REPLAY_REPRODUCED: return "reproduced";
 	case REPLAY_FREE_ONLY: return "free-running only";
 	case REPLAY_SKIPPED: return "not attempted";
+	case REPLAY_INCONCLUSIVE: return "inconclusive";
 	case REPLAY_INTERRUPTED: return "interrupted";
 	default: return "none";
 	}
@@ -330,6 +338,7 @@ void stress_replay_attempt(void)
 	static char out[16384];
 	unsigned long tried = 0;
 	bool any_timeout = false;
+	int last_rc = 0;
 	for (int i = 0; i < 3; i++) {
 		double left = c->replay_time - (stress_now() - t0);
 		if (left <= 0.05) {
@@ -372,6 +381,7 @@ void stress_replay_attempt(void)
 			return;
 		}
 		any_timeout |= end == CAP_TIMEOUT;
+		last_rc = rc;
 		char line[400], cmd[400];
 		unsigned long run = 0;
 		if (line_after(out, "total: ", line, sizeof(line))) {
@@ -386,7 +396,18 @@ void stress_replay_attempt(void)
 				const char *f = strstr(line, "FAILED: ");
 				snprintf(r->det_failure, sizeof(r->det_failure), "%s", f ? f + 8 : line);
 			}
-			/* Confirm: the single run, on its own, fails again. */
+			snprintf(r->command, sizeof(r->command), "%s", cmd);
+			r->runs = tried;
+			/* Confirm: the single run, on its own, fails again - within what is left of --replay-time. */
+			double cleft = c->replay_time - (stress_now() - t0);
+			if (cleft <= 0.05) {
+				r->status = REPLAY_INCONCLUSIVE;
+				r->seconds = stress_now() - t0;
+				snprintf(r->reason, sizeof(r->reason), "run %lu of policy %s failed (%s), but --replay-time "
+					 "(%g s) ran out before it could be rerun alone to confirm it; rerun it: %s", run,
+					 pols[i], r->det_failure, c->replay_time, cmd);
+				return;
+			}
 			const char *words = strstr(cmd, "--deterministic");
 			char copy[400];
 			snprintf(copy, sizeof(copy), "%s", words ? words : "");
@@ -401,10 +422,7 @@ void stress_replay_attempt(void)
 			cargv[cn++] = "--artifact";
 			cargv[cn++] = r->artifact;
 			cargv[cn] = NULL;
-			double cleft = c->replay_time - (stress_now() - t0);
-			int crc = run_capture(cargv, cleft > 10 ? cleft : 10, NULL, out, sizeof(out), &end);
-			snprintf(r->command, sizeof(r->command), "%s", cmd);
-			r->runs = tried;
+			int crc = run_capture(cargv, cleft, NULL, out, sizeof(out), &end);
 			r->seconds = stress_now() - t0;
 			if (end == CAP_INTERRUPTED) {
 				replay_interrupted(r, tried, t0, "while the failing run was rerun alone");
@@ -412,6 +430,13 @@ void stress_replay_attempt(void)
 			}
 			if (crc == 1 && strstr(out, "\nFAILURE")) {
 				r->status = REPLAY_REPRODUCED;
+				return;
+			}
+			if (end == CAP_TIMEOUT) {
+				r->status = REPLAY_INCONCLUSIVE;
+				snprintf(r->reason, sizeof(r->reason), "run %lu of policy %s failed (%s), but its rerun alone "
+					 "did not end within the %.1f s left of --replay-time (%g s); rerun it: %s", run,
+					 pols[i], r->det_failure, cleft, c->replay_time, cmd);
 				return;
 			}
 			r->status = REPLAY_FREE_ONLY;
@@ -433,8 +458,9 @@ void stress_replay_attempt(void)
 			cargv[cn++] = "--run";
 			cargv[cn++] = "0";
 			cargv[cn] = NULL;
-			int crc = run_capture(cargv, 10, NULL, out, sizeof(out), &end);
-			if (end == CAP_INTERRUPTED) {
+			double cleft = c->replay_time - (stress_now() - t0);
+			int crc = cleft > 0.05 ? run_capture(cargv, cleft, NULL, out, sizeof(out), &end) : -1;
+			if (cleft > 0.05 && end == CAP_INTERRUPTED) {
 				replay_interrupted(r, tried, t0, "while run 0 was rerun alone");
 				return;
 			}
@@ -449,6 +475,13 @@ void stress_replay_attempt(void)
 				r->status = REPLAY_REPRODUCED;
 				return;
 			}
+			if (cleft <= 0.05 || end == CAP_TIMEOUT) {
+				r->status = REPLAY_INCONCLUSIVE;
+				snprintf(r->reason, sizeof(r->reason), "the driver died of signal %d before any run ended "
+					 "under policy %s, and --replay-time (%g s) ran out before run 0 alone could show "
+					 "the same; rerun it: %s", rc - 128, pols[i], c->replay_time, r->command);
+				return;
+			}
 		}
 		if (rc != 0 && rc != 1 && end == CAP_EXITED) {
 			r->status = REPLAY_FREE_ONLY;
@@ -458,9 +491,20 @@ void stress_replay_attempt(void)
 			return;
 		}
 	}
-	r->status = REPLAY_FREE_ONLY;
 	r->runs = tried;
 	r->seconds = stress_now() - t0;
+	if (!tried) {
+		/* Nothing ran to its end: that is no verdict, not a pass. */
+		r->status = REPLAY_INCONCLUSIVE;
+		if (any_timeout)
+			snprintf(r->reason, sizeof(r->reason), "no deterministic run completed: --replay-time (%g s) ran "
+				 "out first, after %.1f s", c->replay_time, r->seconds);
+		else
+			snprintf(r->reason, sizeof(r->reason), "no deterministic run completed: the driver %.400s printed "
+				 "no 'total:' line (last exit status %d)", drv, last_rc);
+		return;
+	}
+	r->status = REPLAY_FREE_ONLY;
 	char why[600];
 	free_only_reasons(why, sizeof(why));
 	snprintf(r->reason, sizeof(r->reason), "%lu deterministic runs of the same mode and seed (%s tasks over %s "
@@ -487,6 +531,9 @@ void stress_replay_print(FILE *f)
 		break;
 	case REPLAY_SKIPPED:
 		fprintf(f, "deterministic replay not attempted: %s\n", r->reason);
+		break;
+	case REPLAY_INCONCLUSIVE:
+		fprintf(f, "deterministic replay inconclusive: %s\n", r->reason);
 		break;
 	case REPLAY_INTERRUPTED:
 		fprintf(f, "deterministic replay interrupted: %s\n", r->reason);

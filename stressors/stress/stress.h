@@ -119,6 +119,7 @@ enum replay_status {
 	REPLAY_REPRODUCED,          /* a deterministic run of the same mode and seed failed, and again alone */
 	REPLAY_FREE_ONLY,           /* found only by free-running mode: reason says why */
 	REPLAY_SKIPPED,             /* --no-replay */
+	REPLAY_INCONCLUSIVE,        /* no verdict: no deterministic run completed, or the failing one could not be rerun */
 	REPLAY_INTERRUPTED,         /* SIGINT/SIGTERM stopped the attempt (or came before it): no verdict */
 };
 
@@ -126,7 +127,7 @@ struct stress_replay {
 	enum replay_status status;
 	char command[400];          /* REPRODUCED: the command that replays it */
 	char det_failure[600];      /* REPRODUCED: the deterministic run's failure */
-	char reason[1200];          /* FREE_ONLY / SKIPPED / INTERRUPTED: why */
+	char reason[1200];          /* FREE_ONLY / SKIPPED / INCONCLUSIVE / INTERRUPTED: why */
 	char artifact[300];         /* the deterministic failure's artifact (--replay FILE replays it) */
 	unsigned long runs;         /* deterministic runs made */
 	double seconds;

@@ -134,6 +134,17 @@ exec sleep 60'
 	echo "replay attempt: ${secs:-?} s"
 	awk -v s="${secs:-99}" 'BEGIN { exit !(s <= 3.0) }' || fail "the attempt took ${secs:-?} s, --replay-time 2"
 	;;
+failed-vacuity)
+	# A run that failed stopped at its failure: which injections had not
+	# fired yet is no finding, and is not reported as one.
+	"$bin" slub --ops 3000 --seed 7 --quiet --selftest scribble --no-replay --json "$work/s.json" >"$work/out" 2>&1
+	rc=$?
+	show "$work/out" 3
+	[ "$rc" = 1 ] || fail "exit status $rc, want 1"
+	has "$work/out" 'failure: thread 0, op [0-9]+: C1 violated'
+	hasnt "$work/out" 'VACUOUS'
+	has "$work/s.json" '"vacuous": ""'
+	;;
 *)
 	fail "unknown case $case_"
 	;;

@@ -801,20 +801,28 @@ int main(int argc, char **argv)
 	for (int i = 0; i < S.cfg.threads; i++)
 		stuck |= join_timed(S.w[i].th, "worker") != 0;
 
+	/*
+	 * Vacuity is judged only for a run that ended by itself and passed
+	 * every check: one cut short by Ctrl-C may not have given an injection
+	 * its chance, and in a failed run the failure is the finding (the run
+	 * stopped at it) - a VACUOUS line beside it would read as a second one.
+	 */
 	stress_totals(&t);
 	stress_vacuity(&t, vacuous, sizeof(vacuous), true);
 	if (atomic_load(&S.interrupted))
-		vacuous[0] = 0;      /* cut short: an injection may not have had its chance */
+		vacuous[0] = 0;
 	if (atomic_load(&S.failed) || stuck) {
-		finish(&t, vacuous, false);
+		finish(&t, "", false);
 		_exit(1);                             /* the instance may be broken: no teardown */
 	}
 	inject_quiesce();
 	bool ok = conserve();
-	if (vacuous[0]) {
+	if (!ok) {
+		vacuous[0] = 0;
+	} else if (vacuous[0]) {
 		ok = false;
-		if (!S.failure[0])
-			snprintf(S.failure, sizeof(S.failure), "VACUOUS: %s", vacuous);
+		atomic_store(&S.failed, 1);          /* a failure like any other: a second Ctrl-C cannot lose it */
+		snprintf(S.failure, sizeof(S.failure), "VACUOUS: %s", vacuous);
 	}
 	finish(&t, vacuous, ok);
 	if (!ok)

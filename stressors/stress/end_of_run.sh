@@ -145,6 +145,80 @@ failed-vacuity)
 	hasnt "$work/out" 'VACUOUS'
 	has "$work/s.json" '"vacuous": ""'
 	;;
+json-stdout)
+	# --json - is standard output (cli.h says so): before the fix, a file named "-".
+	(cd "$work" && "$bin" pages --ops 50 --seed 3 --quiet --json - >"$work/out" 2>"$work/err")
+	rc=$?
+	show "$work/out" 4
+	[ "$rc" = 0 ] || fail "exit status $rc, want 0"
+	[ ! -e "$work/-" ] || fail "a file named '-' was written"
+	[ "$(last_line "$work/out")" = SUCCESS ] || fail "the last line is not SUCCESS"
+	sed -n '/^{$/,/^}$/p' "$work/out" >"$work/s.json"
+	has "$work/s.json" '"result": "SUCCESS"' "the JSON on stdout"
+	json_ok "$work/s.json"
+	;;
+json-unwritable)
+	# A directory no one may create files in - root included: access() says
+	# yes to root, so before the fix the run went on, then could not write.
+	"$bin" pages --ops 50 --seed 3 --quiet --json /sys/mmfuzz-end-of-run.json >"$work/out" 2>&1
+	rc=$?
+	show "$work/out" 3
+	[ "$rc" = 2 ] || fail "exit status $rc, want 2"
+	has "$work/out" '--json /sys/mmfuzz-end-of-run.json: cannot write'
+	hasnt "$work/out" '^(SUCCESS|FAILURE)$'
+	;;
+json-late)
+	# The directory goes away during the run: the record cannot be written
+	# at the end.  The verdict still shows, and the exit status is 3, not 0.
+	mkdir "$work/d"
+	"$bin" pcp --time 3 --seed 7 --quiet --json "$work/d/s.json" >"$work/out" 2>"$work/err" &
+	pid=$!
+	wait_for 60 grep -q '"result": "RUNNING"' "$work/d/s.json" 2>/dev/null ||
+		fail "no RUNNING placeholder in d/s.json while the run went on"
+	rm -rf "$work/d"
+	wait $pid
+	rc=$?
+	show "$work/out" 2
+	show "$work/err" 2
+	[ "$rc" = 3 ] || fail "exit status $rc, want 3 (SUCCESS, but no --json record)"
+	[ "$(last_line "$work/out")" = SUCCESS ] || fail "the last line is not SUCCESS"
+	has "$work/err" "--json $work/d/s.json: cannot write"
+	;;
+json-killed)
+	# A run killed outright writes nothing at its end: the file must not go
+	# on saying what an earlier run said.
+	echo '{"result": "SUCCESS"}' >"$work/s.json"
+	"$bin" pcp --time 60 --seed 7 --quiet --json "$work/s.json" >"$work/out" 2>&1 &
+	pid=$!
+	wait_for 60 grep -q '"result": "RUNNING"' "$work/s.json" || fail "no RUNNING placeholder"
+	kill -KILL $pid
+	wait $pid
+	cat "$work/s.json"
+	has "$work/s.json" '"result": "RUNNING"'
+	has "$work/s.json" '"command": \[.*"--time", "60"'
+	json_ok "$work/s.json"
+	ls -a "$work" | grep -q '^\.s\.json\.' && fail "a temporary file was left: $(ls -a "$work")"
+	;;
+json-fatal)
+	# A crash the stressor catches (on_fatal; SIGABRT as an allocator BUG_ON
+	# raises it): a FAILURE record in place of the earlier SUCCESS.
+	echo '{"result": "SUCCESS"}' >"$work/s.json"
+	"$bin" pcp --time 60 --seed 7 --quiet --no-replay --json "$work/s.json" >"$work/out" 2>&1 &
+	pid=$!
+	wait_for 60 grep -q '"result": "RUNNING"' "$work/s.json" || fail "no RUNNING placeholder"
+	sleep 0.5
+	kill -ABRT $pid
+	wait $pid
+	rc=$?
+	show "$work/out" 3
+	cat "$work/s.json"
+	[ "$rc" = 1 ] || fail "exit status $rc, want 1"
+	[ "$(last_line "$work/out")" = FAILURE ] || fail "the last line is not FAILURE"
+	has "$work/s.json" '"result": "FAILURE"'
+	has "$work/s.json" '"failure": "abort"'
+	has "$work/s.json" '"replay": \{"status": "not attempted"'
+	json_ok "$work/s.json"
+	;;
 *)
 	fail "unknown case $case_"
 	;;

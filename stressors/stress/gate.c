@@ -190,7 +190,7 @@ void *watchdog_main(void *arg)
 			if (S.cfg.json) {
 				struct stress_totals t;
 				stress_totals(&t);
-				stress_write_json(S.cfg.json, &t, "", false);
+				stress_write_json(&t, "", false);
 			}
 			fprintf(stdout, "FAILURE\n");
 			fflush(stdout);

@@ -43,6 +43,8 @@ struct stress S;
 /* Defaults the rerun line leaves out when they are in force. */
 #define STRESS_SIGNAL_US 200
 #define STRESS_HANG_S (STRESS_TSAN ? 30.0 : 10.0)
+/* Exit status: the run's verdict is its last line, but --json could not be written at the end. */
+#define STRESS_EXIT_NOJSON 3
 
 double stress_now(void)
 {
@@ -155,7 +157,12 @@ static void usage(FILE *f)
 		"  --ops K            instead: K ops per worker, then on until every injection fired\n"
 		"                     (at most %g s from the start; not with --time)\n"
 		"  --seed X           seed of every thread's op and injection stream (default: from the clock)\n"
-		"  --json FILE        write the statistics as JSON\n"
+		"  --json FILE        write the statistics as JSON (- : standard output, before the last\n"
+		"                     line).  FILE is replaced at the start by a placeholder whose \"result\"\n"
+		"                     is \"RUNNING\" (so a run killed outright leaves one that says so), at the\n"
+		"                     end by the record, written beside it and renamed into place; a crash\n"
+		"                     the stressor catches (abort, SIGSEGV) leaves a FAILURE record without\n"
+		"                     statistics.  A FILE that cannot be created is refused (exit 2)\n"
 		"  --no-migrate --no-irq --no-onoff --no-stutter --no-pressure --no-remote --no-control\n"
 		"                     switch an injection off\n"
 		"  --no-tid-check     no tid contract check on the worker's vCPU (points, between ops)\n"
@@ -186,12 +193,14 @@ static void usage(FILE *f)
 		"  --replay-runs N    deterministic runs per policy in that attempt (default %lu)\n"
 		"  --replay-time S    seconds for the whole attempt, the rerun of a failing run included\n"
 		"                     (default %g); a verdict it leaves no time for is \"inconclusive\"\n"
-		"The last line is SUCCESS (exit 0) or FAILURE (exit 1); 2: bad arguments.\n"
+		"The last line is SUCCESS (exit 0) or FAILURE (exit 1); 2: bad arguments (an unwritable\n"
+		"--json FILE included, refused before the run); %d: the verdict is the last line, but the\n"
+		"--json record could not be written at the end (with FAILURE the status stays 1).\n"
 		"Ctrl-C or SIGTERM stops early: final checks, the report so far, INTERRUPTED, exit 130;\n"
 		"a second one kills at once - unless a failure was found: that is always reported\n"
 		"(FAILURE, exit 1), and Ctrl-C then only cuts its deterministic replay attempt short.\n",
 		STRESS_TSAN ? 3 : 4, STRESS_TSAN ? 2.0 : 3.0, STRESS_OPS_EXTEND_S, STRESS_TSAN ? 400 : 200,
-		STRESS_HANG_S, STRESS_SIGNAL_US, REPLAY_RUNS, REPLAY_TIME);
+		STRESS_HANG_S, STRESS_SIGNAL_US, REPLAY_RUNS, REPLAY_TIME, STRESS_EXIT_NOJSON);
 }
 
 static void bad(const char *fmt, const char *arg)
@@ -587,13 +596,32 @@ static int join_timed(pthread_t th, const char *what)
 	return rc;
 }
 
-static void finish(const struct stress_totals *t, const char *vacuous, bool ok)
+/* S.elapsed and S.cpu_s, as of now. */
+void stress_measure_end(void)
 {
+	struct rusage ru;
+	S.elapsed = S.t0 > 0 ? stress_now() - S.t0 : 0;
+	if (!getrusage(RUSAGE_SELF, &ru))
+		S.cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+			  (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+static int finish(const struct stress_totals *t, const char *vacuous, bool ok)
+{
+	int rc = ok ? 0 : 1;
 	if (!ok)
 		stress_replay_attempt();
 	stress_report(stdout, t, vacuous, ok);
-	if (S.cfg.json && stress_write_json(S.cfg.json, t, vacuous, ok))
-		fprintf(stderr, "mmfuzz-stress: cannot write %s\n", S.cfg.json);
+	if (S.cfg.json) {
+		int e = stress_write_json(t, vacuous, ok);
+		if (e) {
+			fflush(stdout);
+			fprintf(stderr, "mmfuzz-stress: --json %s: cannot write: %s%s\n", S.cfg.json, strerror(e),
+				ok ? "; the verdict stands, exit status 3 says the record is missing" : "");
+			if (ok)
+				rc = STRESS_EXIT_NOJSON;
+		}
+	}
 	if (!ok) {
 		fflush(stdout);
 		stress_print_oplogs(stderr);
@@ -602,13 +630,17 @@ static void finish(const struct stress_totals *t, const char *vacuous, bool ok)
 		stress_replay_print(stdout);
 	}
 	int sig = atomic_load(&S.interrupted);
-	if (ok && sig)
+	if (ok && sig) {
 		printf("INTERRUPTED by %s after %.1f s: the figures above cover the run so far; every check passed\n",
 		       sig == SIGINT ? "SIGINT" : "SIGTERM", S.elapsed);
-	else
+		if (rc == 0)
+			rc = 130;
+	} else {
 		printf("%s\n", ok ? "SUCCESS" : "FAILURE");
+	}
 	fflush(stdout);
 	fflush(stderr);
+	return rc;
 }
 
 static void selftest_plant(void);
@@ -629,12 +661,16 @@ static void on_fatal(int sig)
 		sig == SIGABRT ? "abort (BUG, VM_BUG_ON or a bounded loop)" : strsignal(sig));
 	atomic_store(&S.failed, 1);
 	atomic_store(&S.stop, 1);
+	stress_measure_end();
 	stress_print_oplogs(stderr);
 	stress_print_rerun(stderr);
 	fflush(stderr);
 	if (!S.failure[0])
 		snprintf(S.failure, sizeof(S.failure), "%s", sig == SIGABRT ? "abort" : strsignal(sig));
 	stress_replay_attempt();                 /* fork + exec + read: the other threads are left alone */
+	int e = S.cfg.json ? json_write_fatal("FAILURE") : 0;   /* no statistics: see jsonfile.c */
+	if (e)
+		fprintf(stderr, "mmfuzz-stress: --json %s: cannot write: %s\n", S.cfg.json, strerror(e));
 	stress_replay_print(stdout);
 	fprintf(stdout, "FAILURE\n");
 	fflush(stdout);
@@ -687,6 +723,16 @@ static void install_fatal_handlers(void)
 	}
 }
 
+/* The run could not start: said on stderr and in the --json file (not left RUNNING); exit 2. */
+static int start_failed(const char *why)
+{
+	fprintf(stderr, "mmfuzz-stress: %s\n", why);
+	snprintf(S.failure, sizeof(S.failure), "%s", why);
+	if (S.cfg.json)
+		json_write_fatal("ERROR");
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t onoff, control, pressure, signaller, watchdog;
@@ -696,12 +742,16 @@ int main(int argc, char **argv)
 
 	parse(argc, argv, &S.cfg);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	/* Before setup: an allocator that crashes in mm_create is a failure with a report too. */
-	install_fatal_handlers();
-	if (setup()) {
-		fprintf(stderr, "mmfuzz-stress: setup failed\n");
+	/* The placeholder: proves FILE can be created there, and stands in for a run that dies outright. */
+	int je = S.cfg.json ? json_begin(S.cfg.json) : 0;
+	if (je) {
+		fprintf(stderr, "mmfuzz-stress: --json %s: cannot write: %s\n", S.cfg.json, strerror(je));
 		return 2;
 	}
+	/* Before setup: an allocator that crashes in mm_create is a failure with a report too. */
+	install_fatal_handlers();
+	if (setup())
+		return start_failed("setup failed (mm_create, the caches or the shadow; the message above)");
 	if (!S.hooks && S.cfg.migrate) {
 		fprintf(stderr, "mmfuzz-stress: built without MM_TEST_HOOKS: no preemption points, "
 			"migration injection off\n");
@@ -729,7 +779,7 @@ int main(int argc, char **argv)
 	gate_init(participants);
 	for (int i = 0; i < S.cfg.threads; i++)
 		if (pthread_create(&S.w[i].th, NULL, worker_main, &S.w[i]))
-			return 2;
+			return start_failed("pthread_create failed for a worker");
 	if (S.cfg.onoff && !pthread_create(&onoff, NULL, onoff_main, NULL))
 		have_onoff = true;
 	if (S.cfg.control && !pthread_create(&control, NULL, control_main, NULL))
@@ -739,7 +789,7 @@ int main(int argc, char **argv)
 	if (S.cfg.irq && !pthread_create(&signaller, NULL, signaller_main, NULL))
 		have_signaller = true;
 	if (pthread_create(&watchdog, NULL, watchdog_main, NULL))
-		return 2;
+		return start_failed("pthread_create failed for the watchdog");
 
 	gate_wait_started(participants);
 	S.t0 = stress_now();
@@ -781,11 +831,7 @@ int main(int argc, char **argv)
 			struct timespec ts = { 0, 1000000L };
 			nanosleep(&ts, NULL);
 		}
-	S.elapsed = stress_now() - S.t0;
-	struct rusage ru;
-	if (!getrusage(RUSAGE_SELF, &ru))
-		S.cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
-			  (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+	stress_measure_end();
 	atomic_store(&S.aux_stop, 1);
 	bool stuck = false;
 	if (have_onoff)
@@ -824,7 +870,7 @@ int main(int argc, char **argv)
 		atomic_store(&S.failed, 1);          /* a failure like any other: a second Ctrl-C cannot lose it */
 		snprintf(S.failure, sizeof(S.failure), "VACUOUS: %s", vacuous);
 	}
-	finish(&t, vacuous, ok);
+	int rc = finish(&t, vacuous, ok);
 	if (!ok)
 		_exit(1);
 	mm_set_client_walker(S.mm, NULL, NULL);
@@ -836,7 +882,7 @@ int main(int argc, char **argv)
 	free(S.w);
 	free(S.rings);
 	free(S.pools);
-	return atomic_load(&S.interrupted) ? 130 : 0;
+	return rc;
 }
 
 /* ---------------------------------------------------------------- self-tests */

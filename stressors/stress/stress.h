@@ -41,6 +41,7 @@
 #ifndef MM_STRESS_H
 #define MM_STRESS_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -309,6 +310,8 @@ void stress_fail(struct worker *w, const char *fmt, ...) __attribute__((format(p
 void stress_print_rerun(FILE *f);
 void stress_print_oplogs(FILE *f);
 void stress_print_oplog(FILE *f, struct worker *w);
+/* S.elapsed and S.cpu_s, as of now. */
+void stress_measure_end(void);
 /* --selftest: worker 0 plants the fault (main.c). */
 void stress_selftest_fire(struct worker *w);
 
@@ -446,6 +449,29 @@ void stress_totals(struct stress_totals *t);
 /* Which enabled injections never fired: a comma list in @buf ("" if none). */
 void stress_vacuity(const struct stress_totals *t, char *buf, size_t len, bool final);
 void stress_report(FILE *f, const struct stress_totals *t, const char *vacuous, bool ok);
-int stress_write_json(const char *path, const struct stress_totals *t, const char *vacuous, bool ok);
+/* The full record into the --json file (jsonfile.c's json_open/json_commit): 0 or an errno value. */
+int stress_write_json(const struct stress_totals *t, const char *vacuous, bool ok);
+
+/* ---------------------------------------------------------------- jsonfile.c */
+/* Text built in a fixed buffer (truncated, never overrun): usable from on_fatal. */
+struct jbuf {
+	char *b;
+	size_t cap, n;
+};
+void jb_printf(struct jbuf *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void jb_str(struct jbuf *j, const char *s);          /* a JSON string */
+void json_head(struct jbuf *j);                      /* "{", mode, threads, cpus, seed, ops, pid, command */
+void json_replay(struct jbuf *j);                    /* "replay": {...}, */
+/* --json @path ("-": stdout): resolve it and write the "RUNNING" placeholder; 0 or an errno value. */
+int json_begin(const char *path);
+struct json_file {
+	FILE *f;
+	char tmp[PATH_MAX + 16];                     /* the temporary file renamed into place; "" if none */
+};
+FILE *json_open(struct json_file *jf);               /* NULL and errno on failure */
+int json_commit(struct json_file *jf);               /* close (and rename into place): 0 or an errno value */
+/* A short record (no statistics) in place of the placeholder - on_fatal's, @result "FAILURE";
+ * a run that could not start, "ERROR" (S.failure says why).  0 or an errno value. */
+int json_write_fatal(const char *result);
 
 #endif /* MM_STRESS_H */

@@ -219,6 +219,22 @@ json-fatal)
 	has "$work/s.json" '"replay": \{"status": "not attempted"'
 	json_ok "$work/s.json"
 	;;
+hang-report)
+	# The watchdog's hang: the end-of-test report, a T1 failure line that
+	# says where, the elapsed time and an honest replay status.
+	"$bin" slub --ops 3000 --seed 7 --quiet --selftest hang --json "$work/s.json" >"$work/out" 2>&1
+	rc=$?
+	show "$work/out" 6
+	[ "$rc" = 1 ] || fail "exit status $rc, want 1"
+	[ "$(last_line "$work/out")" = FAILURE ] || fail "the last line is not FAILURE"
+	has "$work/out" '^--- mmfuzz-stress slub: End of test ---'
+	has "$work/out" '^slub: failure: thread [0-9]+, op [0-9]+: T1 violated: hang: worker [0-9]+ completed no operation for [0-9.]+ s \(--hang-timeout 1\); its last logged op: [a-z_]+ on cpu'
+	has "$work/out" '^deterministic replay not attempted: hang'
+	has "$work/s.json" '"replay": \{"status": "not attempted", .*"reason": "hang'
+	has "$work/s.json" '"elapsed_s": [1-9][0-9]*\.[0-9]+'
+	has "$work/s.json" '"result": "FAILURE"'
+	json_ok "$work/s.json"
+	;;
 *)
 	fail "unknown case $case_"
 	;;

@@ -25,6 +25,15 @@
  * fixes each thread's op stream and the injection decisions, not the
  * interleaving; --deterministic (the deterministic scheduler) is what
  * replays interleavings exactly.
+ *
+ * The end, in every way it can come: the report, the --json record
+ * (jsonfile.c: a "RUNNING" placeholder from the start, replaced whole at
+ * the end), the replay verdict and SUCCESS, FAILURE or INTERRUPTED as the
+ * last line.  One thread owns the end (stress_claim_end): main, or the
+ * watchdog when a worker hangs (gate.c) - the other one then stays out of
+ * the shared end-of-run state.  A crash caught by on_fatal reports from the
+ * crashing thread.  A failure outranks an interruption: once one is
+ * recorded, SIGINT/SIGTERM only cut the replay attempt short.
  */
 #include <signal.h>
 #include <sys/resource.h>
@@ -53,7 +62,7 @@ double stress_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void stress_fail(struct worker *w, const char *fmt, ...)
+bool stress_fail(struct worker *w, const char *fmt, ...)
 {
 	char msg[900];
 	va_list ap;
@@ -62,13 +71,14 @@ void stress_fail(struct worker *w, const char *fmt, ...)
 	va_end(ap);
 	atomic_store(&S.stop, 1);
 	if (atomic_exchange(&S.failed, 1))
-		return;                          /* the first failure is the one reported */
+		return false;                    /* the first failure is the one reported */
 	S.failed_worker = w ? w->id : -1;
 	if (w)
 		snprintf(S.failure, sizeof(S.failure), "thread %d, op %lu: %s", w->id, STAT(w->st.ops), msg);
 	else
 		snprintf(S.failure, sizeof(S.failure), "%s", msg);
 	fprintf(stderr, "mmfuzz-stress: FAILURE: %s\n", S.failure);
+	return true;
 }
 
 /* ---------------------------------------------------------------- reports */
@@ -122,6 +132,17 @@ void stress_print_oplog(FILE *f, struct worker *w)
 			stress_op_name((enum stress_op)((w0 >> 24) & 0xff)), cpu,
 			(unsigned long long)(w0 & 0xffff), (unsigned long long)w1);
 	}
+}
+
+const char *stress_last_op(struct worker *w, int *cpu)
+{
+	uint64_t n = atomic_load(&w->log.seq);
+	*cpu = -1;
+	if (!n)
+		return "none";
+	uint64_t w0 = atomic_load_explicit(&w->log.w[(n - 1) & (STRESS_OPLOG - 1)][0], memory_order_relaxed);
+	*cpu = (int8_t)((w0 >> 16) & 0xff);
+	return stress_op_name((enum stress_op)((w0 >> 24) & 0xff));
 }
 
 void stress_print_oplogs(FILE *f)
@@ -606,7 +627,13 @@ void stress_measure_end(void)
 			  (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
-static int finish(const struct stress_totals *t, const char *vacuous, bool ok)
+bool stress_claim_end(void)
+{
+	static atomic_int claimed;
+	return !atomic_exchange(&claimed, 1);
+}
+
+int stress_finish(const struct stress_totals *t, const char *vacuous, bool ok)
 {
 	int rc = ok ? 0 : 1;
 	if (!ok)
@@ -831,6 +858,10 @@ int main(int argc, char **argv)
 			struct timespec ts = { 0, 1000000L };
 			nanosleep(&ts, NULL);
 		}
+	/* The watchdog owns the end if a worker hung: it reports and exits (gate.c). */
+	if (!stress_claim_end())
+		for (;;)
+			pause();
 	stress_measure_end();
 	atomic_store(&S.aux_stop, 1);
 	bool stuck = false;
@@ -858,7 +889,7 @@ int main(int argc, char **argv)
 	if (atomic_load(&S.interrupted))
 		vacuous[0] = 0;
 	if (atomic_load(&S.failed) || stuck) {
-		finish(&t, "", false);
+		stress_finish(&t, "", false);
 		_exit(1);                             /* the instance may be broken: no teardown */
 	}
 	inject_quiesce();
@@ -870,7 +901,7 @@ int main(int argc, char **argv)
 		atomic_store(&S.failed, 1);          /* a failure like any other: a second Ctrl-C cannot lose it */
 		snprintf(S.failure, sizeof(S.failure), "VACUOUS: %s", vacuous);
 	}
-	int rc = finish(&t, vacuous, ok);
+	int rc = stress_finish(&t, vacuous, ok);
 	if (!ok)
 		_exit(1);
 	mm_set_client_walker(S.mm, NULL, NULL);

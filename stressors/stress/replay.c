@@ -277,6 +277,16 @@ static void replay_interrupted(struct stress_replay *r, unsigned long tried, dou
 		 r->seconds);
 }
 
+void stress_replay_skip(const char *why)
+{
+	struct stress_replay *r = &S.replay;
+	if (r->status != REPLAY_NONE)
+		return;
+	r->status = REPLAY_SKIPPED;
+	r->artifact[0] = 0;
+	snprintf(r->reason, sizeof(r->reason), "%s", why);
+}
+
 void stress_replay_attempt(void)
 {
 	struct stress_replay *r = &S.replay;

@@ -190,6 +190,16 @@ static double rate(unsigned long n, double s)
 	return s > 0 ? (double)n / s : 0;
 }
 
+/*
+ * A worker's own seconds, written by it before it turns WS_DONE (so read
+ * only then); a worker still going - the watchdog's report of a hang -
+ * counts the run's.
+ */
+static double worker_seconds(const struct worker *w)
+{
+	return atomic_load(&w->state) == WS_DONE ? w->seconds : S.elapsed;
+}
+
 void stress_report(FILE *f, const struct stress_totals *t, const char *vacuous, bool ok)
 {
 	const struct stress_config *c = &S.cfg;
@@ -209,7 +219,7 @@ void stress_report(FILE *f, const struct stress_totals *t, const char *vacuous, 
 			const struct worker *w = &S.w[i];
 			fprintf(f, "%s: thread %2d: ops %9lu (%9.0f ops/s) allocs %lu frees %lu fails %lu "
 				"remote %lu/%lu migrations %lu irqs(hook %lu signal %lu)\n", m, i, STAT(w->st.ops),
-				rate(w->st.ops, w->seconds), STAT(w->st.allocs), STAT(w->st.frees), STAT(w->st.fails),
+				rate(STAT(w->st.ops), worker_seconds(w)), STAT(w->st.allocs), STAT(w->st.frees), STAT(w->st.fails),
 				STAT(w->st.remote_sent), STAT(w->st.remote_freed), STAT(w->st.hook_migrations), STAT(w->st.hook_irqs),
 				STAT(w->st.sig_in_alloc) + w->st.sig_outside);
 		}
@@ -296,7 +306,7 @@ int stress_write_json(const struct stress_totals *t, const char *vacuous, bool o
 		const struct worker *w = &S.w[i];
 		fprintf(f, "    {\"ops\": %lu, \"ops_per_s\": %.0f, \"allocs\": %lu, \"frees\": %lu, \"fails\": %lu, "
 			"\"remote_sent\": %lu, \"remote_freed\": %lu, \"migrations\": %lu, \"hook_irqs\": %lu, "
-			"\"signal_irqs\": %lu}%s\n", STAT(w->st.ops), rate(w->st.ops, w->seconds), STAT(w->st.allocs),
+			"\"signal_irqs\": %lu}%s\n", STAT(w->st.ops), rate(STAT(w->st.ops), worker_seconds(w)), STAT(w->st.allocs),
 			STAT(w->st.frees), STAT(w->st.fails), STAT(w->st.remote_sent), STAT(w->st.remote_freed), STAT(w->st.hook_migrations),
 			STAT(w->st.hook_irqs), STAT(w->st.sig_in_alloc) + STAT(w->st.sig_outside), i + 1 < c->threads ? "," : "");
 	}

@@ -119,7 +119,7 @@ enum replay_status {
 	REPLAY_NONE,                /* no failure, or not tried yet */
 	REPLAY_REPRODUCED,          /* a deterministic run of the same mode and seed failed, and again alone */
 	REPLAY_FREE_ONLY,           /* found only by free-running mode: reason says why */
-	REPLAY_SKIPPED,             /* --no-replay */
+	REPLAY_SKIPPED,             /* not attempted: --no-replay, or a hang (reason says which) */
 	REPLAY_INCONCLUSIVE,        /* no verdict: no deterministic run completed, or the failing one could not be rerun */
 	REPLAY_INTERRUPTED,         /* SIGINT/SIGTERM stopped the attempt (or came before it): no verdict */
 };
@@ -304,14 +304,23 @@ extern struct stress S;
 extern _Thread_local struct worker *stress_self;  /* the running worker; NULL elsewhere */
 
 /* ---------------------------------------------------------------- main.c */
+struct stress_totals;                          /* report.c */
 double stress_now(void);
-/* Record the first failure (and print it); the run then stops.  @w: the worker, or NULL. */
-void stress_fail(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Record the first failure (and print it); the run then stops.  @w: the worker, or NULL.
+ * true if this was the first (the one reported). */
+bool stress_fail(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void stress_print_rerun(FILE *f);
 void stress_print_oplogs(FILE *f);
 void stress_print_oplog(FILE *f, struct worker *w);
+/* The newest op in @w's log: its name, and the vCPU it ran on (-1: none). */
+const char *stress_last_op(struct worker *w, int *cpu);
+/* The end of the run belongs to one thread - main, or the watchdog on a hang: true for the first caller. */
+bool stress_claim_end(void);
 /* S.elapsed and S.cpu_s, as of now. */
 void stress_measure_end(void);
+/* The end: replay attempt (if failed), report, --json, op logs and rerun (if failed), verdict line.
+ * Returns the exit status: 0, 1 (failed), 130 (interrupted), or 3 (--json not written). */
+int stress_finish(const struct stress_totals *t, const char *vacuous, bool ok);
 /* --selftest: worker 0 plants the fault (main.c). */
 void stress_selftest_fire(struct worker *w);
 
@@ -430,6 +439,8 @@ static inline bool gate_requested(void)
 /* ---------------------------------------------------------------- replay.c */
 /* After a failure: try the deterministic engine on the same mode and seed (fills S.replay). */
 void stress_replay_attempt(void);
+/* No attempt, for @why (the hang path: a stuck worker cannot be stopped); fills S.replay if still empty. */
+void stress_replay_skip(const char *why);
 /* "reproduced deterministically: CMD" or "found only by free-running mode: WHY" (or no verdict, and why). */
 void stress_replay_print(FILE *f);
 const char *stress_replay_status_name(enum replay_status st);

@@ -172,29 +172,40 @@ void *watchdog_main(void *arg)
 			}
 			if (now - since[i] < S.cfg.hang_s)
 				continue;
-			/* Hung: report from here and leave; the thread cannot be joined. */
+			/*
+			 * Hung: report from here and leave; the thread cannot be
+			 * joined.  A hang is T1's (every loop in the allocator is
+			 * bounded).  Main, if it reached the end first, owns it:
+			 * then recording the failure is all there is to do here
+			 * (main's join of this worker times out and reports it).
+			 */
+			double stuck_s = now - since[i];
+			int cpu;
+			const char *op = stress_last_op(w, &cpu);
+			char msg[400];
+			snprintf(msg, sizeof(msg), "T1 violated: hang: worker %d completed no operation for %.1f s "
+				 "(--hang-timeout %g); its last logged op: %s on cpu %d", i, stuck_s, S.cfg.hang_s, op, cpu);
+			static const char why[] = "hang: the stuck worker cannot be stopped or joined, and the "
+				"deterministic driver has no wall-clock watchdog (rerun the free-running command; "
+				"its op log shows where the worker stopped)";
+			if (!stress_claim_end()) {
+				if (stress_fail(w, "%s", msg))
+					stress_replay_skip(why);   /* read by main after it joins us */
+				break;
+			}
 			fflush(stdout);
 			fprintf(stderr, "\nHANG: worker %d has not completed an operation for %.1f s "
-				"(--hang-timeout %.0f): stuck in the allocator or waiting for a vCPU\n",
-				i, now - since[i], S.cfg.hang_s);
+				"(--hang-timeout %g): stuck in the allocator or waiting for a vCPU\n",
+				i, stuck_s, S.cfg.hang_s);
 			fprintf(stderr, "the stuck worker's last operations (newest last; the last one is "
 				"where it hangs):\n");
 			stress_print_oplog(stderr, w);
-			if (!atomic_exchange(&S.failed, 1)) {
-				snprintf(S.failure, sizeof(S.failure), "hang: worker %d made no progress for %.1f s",
-					 i, now - since[i]);
-				S.failed_worker = i;
-			}
-			stress_print_oplogs(stderr);
-			stress_print_rerun(stderr);
-			if (S.cfg.json) {
-				struct stress_totals t;
-				stress_totals(&t);
-				stress_write_json(S.cfg.json, &t, "", false);
-			}
-			fprintf(stdout, "FAILURE\n");
-			fflush(stdout);
-			fflush(stderr);
+			if (stress_fail(w, "%s", msg))  /* else an earlier failure stays the one reported */
+				stress_replay_skip(why);
+			stress_measure_end();
+			struct stress_totals t;
+			stress_totals(&t);
+			stress_finish(&t, "", false);
 			_exit(1);
 		}
 	}

@@ -33,6 +33,21 @@
  * engine, not the same interleaving (there is none to copy): both failure
  * messages are kept so a reader can see whether they are the same bug.
  * Sanitizer reports end the process before any of this runs.
+ *
+ * No verdict is said as such, never as a pass:
+ *
+ *     deterministic replay inconclusive: <why>
+ *
+ * when no deterministic run completed (--replay-time ran out, or the driver
+ * printed no "total:" line), or the failing run could not be rerun alone
+ * within what was left of --replay-time, which bounds the whole attempt,
+ * that rerun included; and
+ *
+ *     deterministic replay interrupted: <why>
+ *
+ * when SIGINT or SIGTERM came during the attempt (the driver is killed and
+ * reaped at once: the loops here poll S.interrupted every 50 ms) or before
+ * it.  The free-running failure itself is reported either way (main.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +56,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "stress.h"
@@ -56,6 +73,8 @@ const char *stress_replay_status_name(enum replay_status st)
 	case REPLAY_REPRODUCED: return "reproduced";
 	case REPLAY_FREE_ONLY: return "free-running only";
 	case REPLAY_SKIPPED: return "not attempted";
+	case REPLAY_INCONCLUSIVE: return "inconclusive";
+	case REPLAY_INTERRUPTED: return "interrupted";
 	default: return "none";
 	}
 }
@@ -87,21 +106,39 @@ static bool find_driver(char *path, size_t len)
 	return false;
 }
 
+/* How run_capture's child ended. */
+enum capture_end {
+	CAP_EXITED,                 /* on its own: the status is its exit status, or 128+signal */
+	CAP_STOPPED,                /* killed after the @stop line: returns 1 */
+	CAP_TIMEOUT,                /* killed when the time ran out */
+	CAP_INTERRUPTED,            /* killed for SIGINT/SIGTERM (S.interrupted), or died of it */
+};
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { 0, ms * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
 /*
- * Run @argv with stdout into @out (the first @len-1 bytes; stderr to
- * /dev/null) for at most @timeout seconds.  With @stop, the child is killed
- * as soon as a line starting with @stop has been read whole.  Returns the
- * exit status, 128+signal, or -1 (could not run); *@timed_out when the
- * budget ran out first.
+ * Run @argv with stdout into @out (the first @len-1 bytes; stdin from and
+ * stderr to /dev/null) for at most @timeout seconds.  With @stop, the child
+ * is killed as soon as a line starting with @stop has been read whole.
+ * S.interrupted is looked at every 50 ms: the child is killed then too.  A
+ * killed child is always reaped before the return, and the child dies with
+ * us (PR_SET_PDEATHSIG) should we be killed outright.  Returns the exit
+ * status, 128+signal, 1 when stopped at @stop, or -1 (could not run); *@end
+ * says which way it ended.
  */
 static int run_capture(char *const argv[], double timeout, const char *stop, char *out, size_t len,
-		       bool *timed_out)
+		       enum capture_end *end)
 {
 	int fd[2];
-	*timed_out = false;
+	*end = CAP_EXITED;
 	out[0] = 0;
 	if (pipe(fd))
 		return -1;
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(fd[0]);
@@ -114,10 +151,15 @@ static int run_capture(char *const argv[], double timeout, const char *stop, cha
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		int null = open("/dev/null", O_WRONLY);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);                      /* the stressor is already gone */
+		int null = open("/dev/null", O_RDWR);
 		dup2(fd[1], 1);
-		if (null >= 0)
+		if (null >= 0) {
+			dup2(null, 0);
 			dup2(null, 2);
+		}
 		close(fd[0]);
 		close(fd[1]);
 		execv(argv[0], argv);
@@ -125,26 +167,27 @@ static int run_capture(char *const argv[], double timeout, const char *stop, cha
 	}
 	close(fd[1]);
 	size_t used = 0;
-	bool killed = false;
 	double deadline = stress_now() + timeout;
 	for (;;) {
+		if (atomic_load(&S.interrupted)) {
+			*end = CAP_INTERRUPTED;
+			break;
+		}
 		double left = deadline - stress_now();
 		if (left <= 0) {
-			*timed_out = true;
+			*end = CAP_TIMEOUT;
 			break;
 		}
 		struct pollfd p = { fd[0], POLLIN, 0 };
-		int r = poll(&p, 1, (int)(left * 1000) + 1);
-		if (r < 0 && errno == EINTR)
-			continue;
+		int r = poll(&p, 1, left < 0.05 ? (int)(left * 1000) + 1 : 50);
 		if (r <= 0)
-			continue;
+			continue;                       /* EINTR or the 50 ms: look at the flag and the time again */
 		char buf[4096];
 		ssize_t n = read(fd[0], buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			break;
+			break;                          /* EOF: the child is ending */
 		size_t take = MIN_UL((size_t)n, len - 1 - used);
 		memcpy(out + used, buf, take);
 		used += take;
@@ -152,22 +195,34 @@ static int run_capture(char *const argv[], double timeout, const char *stop, cha
 		if (stop) {
 			const char *hit = strstr(out, stop);
 			if (hit && (hit == out || hit[-1] == '\n') && strchr(hit, '\n')) {
-				killed = true;
+				*end = CAP_STOPPED;
 				break;
 			}
 		}
 	}
-	if (*timed_out || killed)
-		kill(pid, SIGKILL);
 	close(fd[0]);
 	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (killed)
+	for (bool killed = false;;) {
+		if (!killed && (*end != CAP_EXITED || atomic_load(&S.interrupted) || stress_now() > deadline)) {
+			if (*end == CAP_EXITED)         /* closed its stdout but went on */
+				*end = atomic_load(&S.interrupted) ? CAP_INTERRUPTED : CAP_TIMEOUT;
+			kill(pid, SIGKILL);
+			killed = true;
+		}
+		pid_t w = waitpid(pid, &status, killed ? 0 : WNOHANG);
+		if (w == pid || (w < 0 && errno != EINTR))
+			break;
+		if (w == 0)
+			nap_ms(10);
+	}
+	if (*end == CAP_STOPPED)
 		return 1;                         /* stopped at its first failure */
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
-	return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	if (*end == CAP_EXITED && (sig == SIGINT || sig == SIGTERM) && atomic_load(&S.interrupted))
+		*end = CAP_INTERRUPTED;           /* Ctrl-C reached the driver too (same process group) */
+	return 128 + sig;
 }
 
 /* The rest of the line after @key at a line start, copied into @dst. */
@@ -206,6 +261,32 @@ static void free_only_reasons(char *buf, size_t len)
 #undef ADD
 }
 
+static const char *sig_name(int sig)
+{
+	return sig == SIGTERM ? "SIGTERM" : "SIGINT";
+}
+
+/* The attempt stopped by SIGINT/SIGTERM, which came @during it: no verdict. */
+static void replay_interrupted(struct stress_replay *r, unsigned long tried, double t0, const char *during)
+{
+	r->status = REPLAY_INTERRUPTED;
+	r->runs = tried;
+	r->seconds = stress_now() - t0;
+	snprintf(r->reason, sizeof(r->reason), "%s came %s, after %lu completed deterministic runs in %.1f s; the "
+		 "driver was stopped and reaped, no verdict", sig_name(atomic_load(&S.interrupted)), during, tried,
+		 r->seconds);
+}
+
+void stress_replay_skip(const char *why)
+{
+	struct stress_replay *r = &S.replay;
+	if (r->status != REPLAY_NONE)
+		return;
+	r->status = REPLAY_SKIPPED;
+	r->artifact[0] = 0;
+	snprintf(r->reason, sizeof(r->reason), "%s", why);
+}
+
 void stress_replay_attempt(void)
 {
 	struct stress_replay *r = &S.replay;
@@ -240,6 +321,13 @@ void stress_replay_attempt(void)
 		 "deterministic engine to switch at");
 	return;
 #endif
+	/* Stopping was asked for before the attempt: do not start a 20 s one. */
+	if (atomic_load(&S.interrupted)) {
+		r->status = REPLAY_INTERRUPTED;
+		snprintf(r->reason, sizeof(r->reason), "%s came before the attempt (during the run or its final "
+			 "checks): not started, no verdict", sig_name(atomic_load(&S.interrupted)));
+		return;
+	}
 	char drv[512];
 	if (!find_driver(drv, sizeof(drv))) {
 		r->status = REPLAY_FREE_ONLY;
@@ -260,6 +348,7 @@ void stress_replay_attempt(void)
 	static char out[16384];
 	unsigned long tried = 0;
 	bool any_timeout = false;
+	int last_rc = 0;
 	for (int i = 0; i < 3; i++) {
 		double left = c->replay_time - (stress_now() - t0);
 		if (left <= 0.05) {
@@ -293,9 +382,16 @@ void stress_replay_attempt(void)
 			argv[n++] = (char *)sel;
 		}
 		argv[n] = NULL;
-		bool to;
-		int rc = run_capture(argv, left, "rerun: ", out, sizeof(out), &to);
-		any_timeout |= to;
+		enum capture_end end;
+		int rc = run_capture(argv, left, "rerun: ", out, sizeof(out), &end);
+		if (end == CAP_INTERRUPTED) {
+			char during[64];
+			snprintf(during, sizeof(during), "during the runs of policy %s", pols[i]);
+			replay_interrupted(r, tried, t0, during);
+			return;
+		}
+		any_timeout |= end == CAP_TIMEOUT;
+		last_rc = rc;
 		char line[400], cmd[400];
 		unsigned long run = 0;
 		if (line_after(out, "total: ", line, sizeof(line))) {
@@ -310,7 +406,18 @@ void stress_replay_attempt(void)
 				const char *f = strstr(line, "FAILED: ");
 				snprintf(r->det_failure, sizeof(r->det_failure), "%s", f ? f + 8 : line);
 			}
-			/* Confirm: the single run, on its own, fails again. */
+			snprintf(r->command, sizeof(r->command), "%s", cmd);
+			r->runs = tried;
+			/* Confirm: the single run, on its own, fails again - within what is left of --replay-time. */
+			double cleft = c->replay_time - (stress_now() - t0);
+			if (cleft <= 0.05) {
+				r->status = REPLAY_INCONCLUSIVE;
+				r->seconds = stress_now() - t0;
+				snprintf(r->reason, sizeof(r->reason), "run %lu of policy %s failed (%s), but --replay-time "
+					 "(%g s) ran out before it could be rerun alone to confirm it; rerun it: %s", run,
+					 pols[i], r->det_failure, c->replay_time, cmd);
+				return;
+			}
 			const char *words = strstr(cmd, "--deterministic");
 			char copy[400];
 			snprintf(copy, sizeof(copy), "%s", words ? words : "");
@@ -325,13 +432,21 @@ void stress_replay_attempt(void)
 			cargv[cn++] = "--artifact";
 			cargv[cn++] = r->artifact;
 			cargv[cn] = NULL;
-			double cleft = c->replay_time - (stress_now() - t0);
-			int crc = run_capture(cargv, cleft > 10 ? cleft : 10, NULL, out, sizeof(out), &to);
-			snprintf(r->command, sizeof(r->command), "%s", cmd);
-			r->runs = tried;
+			int crc = run_capture(cargv, cleft, NULL, out, sizeof(out), &end);
 			r->seconds = stress_now() - t0;
+			if (end == CAP_INTERRUPTED) {
+				replay_interrupted(r, tried, t0, "while the failing run was rerun alone");
+				return;
+			}
 			if (crc == 1 && strstr(out, "\nFAILURE")) {
 				r->status = REPLAY_REPRODUCED;
+				return;
+			}
+			if (end == CAP_TIMEOUT) {
+				r->status = REPLAY_INCONCLUSIVE;
+				snprintf(r->reason, sizeof(r->reason), "run %lu of policy %s failed (%s), but its rerun alone "
+					 "did not end within the %.1f s left of --replay-time (%g s); rerun it: %s", run,
+					 pols[i], r->det_failure, cleft, c->replay_time, cmd);
 				return;
 			}
 			r->status = REPLAY_FREE_ONLY;
@@ -340,7 +455,7 @@ void stress_replay_attempt(void)
 				 "a bug of the engine or the driver", run, pols[i], r->det_failure, crc);
 			return;
 		}
-		if (rc >= 128 && !to && !strstr(out, "\nrun ") && strncmp(out, "run ", 4)) {
+		if (rc >= 128 && end == CAP_EXITED && !strstr(out, "\nrun ") && strncmp(out, "run ", 4)) {
 			/*
 			 * The driver died of a signal before any run ended: it crashed
 			 * creating its instance (or in run 0), which no interleaving
@@ -353,7 +468,12 @@ void stress_replay_attempt(void)
 			cargv[cn++] = "--run";
 			cargv[cn++] = "0";
 			cargv[cn] = NULL;
-			int crc = run_capture(cargv, 10, NULL, out, sizeof(out), &to);
+			double cleft = c->replay_time - (stress_now() - t0);
+			int crc = cleft > 0.05 ? run_capture(cargv, cleft, NULL, out, sizeof(out), &end) : -1;
+			if (cleft > 0.05 && end == CAP_INTERRUPTED) {
+				replay_interrupted(r, tried, t0, "while run 0 was rerun alone");
+				return;
+			}
 			snprintf(r->command, sizeof(r->command), "./mmfuzz stress %s --deterministic --seed %s --run 0 "
 				 "--policy %s --tasks %s --cpus %s --steps 24%s%s", stress_mode_name(c->mode), seed, pols[i],
 				 tasks, cpus, c->irq ? "" : " --no-irq", c->migrate ? "" : " --no-migrate");
@@ -365,8 +485,15 @@ void stress_replay_attempt(void)
 				r->status = REPLAY_REPRODUCED;
 				return;
 			}
+			if (cleft <= 0.05 || end == CAP_TIMEOUT) {
+				r->status = REPLAY_INCONCLUSIVE;
+				snprintf(r->reason, sizeof(r->reason), "the driver died of signal %d before any run ended "
+					 "under policy %s, and --replay-time (%g s) ran out before run 0 alone could show "
+					 "the same; rerun it: %s", rc - 128, pols[i], c->replay_time, r->command);
+				return;
+			}
 		}
-		if (rc != 0 && rc != 1 && !to) {
+		if (rc != 0 && rc != 1 && end == CAP_EXITED) {
 			r->status = REPLAY_FREE_ONLY;
 			r->seconds = stress_now() - t0;
 			snprintf(r->reason, sizeof(r->reason), "the deterministic driver %.400s ended with status %d "
@@ -374,9 +501,20 @@ void stress_replay_attempt(void)
 			return;
 		}
 	}
-	r->status = REPLAY_FREE_ONLY;
 	r->runs = tried;
 	r->seconds = stress_now() - t0;
+	if (!tried) {
+		/* Nothing ran to its end: that is no verdict, not a pass. */
+		r->status = REPLAY_INCONCLUSIVE;
+		if (any_timeout)
+			snprintf(r->reason, sizeof(r->reason), "no deterministic run completed: --replay-time (%g s) ran "
+				 "out first, after %.1f s", c->replay_time, r->seconds);
+		else
+			snprintf(r->reason, sizeof(r->reason), "no deterministic run completed: the driver %.400s printed "
+				 "no 'total:' line (last exit status %d)", drv, last_rc);
+		return;
+	}
+	r->status = REPLAY_FREE_ONLY;
 	char why[600];
 	free_only_reasons(why, sizeof(why));
 	snprintf(r->reason, sizeof(r->reason), "%lu deterministic runs of the same mode and seed (%s tasks over %s "
@@ -403,6 +541,12 @@ void stress_replay_print(FILE *f)
 		break;
 	case REPLAY_SKIPPED:
 		fprintf(f, "deterministic replay not attempted: %s\n", r->reason);
+		break;
+	case REPLAY_INCONCLUSIVE:
+		fprintf(f, "deterministic replay inconclusive: %s\n", r->reason);
+		break;
+	case REPLAY_INTERRUPTED:
+		fprintf(f, "deterministic replay interrupted: %s\n", r->reason);
 		break;
 	default:
 		break;

@@ -13,6 +13,7 @@
  * phases that pushed a zone under its low watermark and made the shrinker
  * free something, remote frees done, drains and updates made.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "stress.h"
@@ -189,6 +190,16 @@ static double rate(unsigned long n, double s)
 	return s > 0 ? (double)n / s : 0;
 }
 
+/*
+ * A worker's own seconds, written by it before it turns WS_DONE (so read
+ * only then); a worker still going - the watchdog's report of a hang -
+ * counts the run's.
+ */
+static double worker_seconds(const struct worker *w)
+{
+	return atomic_load(&w->state) == WS_DONE ? w->seconds : S.elapsed;
+}
+
 void stress_report(FILE *f, const struct stress_totals *t, const char *vacuous, bool ok)
 {
 	const struct stress_config *c = &S.cfg;
@@ -208,7 +219,7 @@ void stress_report(FILE *f, const struct stress_totals *t, const char *vacuous, 
 			const struct worker *w = &S.w[i];
 			fprintf(f, "%s: thread %2d: ops %9lu (%9.0f ops/s) allocs %lu frees %lu fails %lu "
 				"remote %lu/%lu migrations %lu irqs(hook %lu signal %lu)\n", m, i, STAT(w->st.ops),
-				rate(w->st.ops, w->seconds), STAT(w->st.allocs), STAT(w->st.frees), STAT(w->st.fails),
+				rate(STAT(w->st.ops), worker_seconds(w)), STAT(w->st.allocs), STAT(w->st.frees), STAT(w->st.fails),
 				STAT(w->st.remote_sent), STAT(w->st.remote_freed), STAT(w->st.hook_migrations), STAT(w->st.hook_irqs),
 				STAT(w->st.sig_in_alloc) + w->st.sig_outside);
 		}
@@ -272,14 +283,17 @@ static void json_text(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-int stress_write_json(const char *path, const struct stress_totals *t, const char *vacuous, bool ok)
+int stress_write_json(const struct stress_totals *t, const char *vacuous, bool ok)
 {
-	FILE *f = fopen(path, "w");
+	struct json_file jf;
+	static char head[8192], rep[4096];
+	FILE *f = json_open(&jf);
 	if (!f)
-		return -1;
+		return errno ? errno : EIO;
 	const struct stress_config *c = &S.cfg;
-	fprintf(f, "{\n  \"mode\": \"%s\", \"threads\": %d, \"cpus\": %d, \"seed\": %llu, \"ops_per_thread\": %lu,\n",
-		stress_mode_name(c->mode), c->threads, c->cpus, (unsigned long long)c->seed, c->ops);
+	struct jbuf hj = { head, sizeof(head), 0 };
+	json_head(&hj);
+	fputs(head, f);
 	fprintf(f, "  \"cpu_s\": %.3f, \"ops_per_cpu_s\": %.0f,\n", S.cpu_s, rate(t->ops, S.cpu_s));
 	fprintf(f, "  \"elapsed_s\": %.3f, \"check_level\": %d, \"sanitizer\": \"%s\", \"test_hooks\": %s,\n",
 		S.elapsed, c->check_level, STRESS_TSAN ? "thread" : STRESS_ASAN ? "address" : "",
@@ -292,7 +306,7 @@ int stress_write_json(const char *path, const struct stress_totals *t, const cha
 		const struct worker *w = &S.w[i];
 		fprintf(f, "    {\"ops\": %lu, \"ops_per_s\": %.0f, \"allocs\": %lu, \"frees\": %lu, \"fails\": %lu, "
 			"\"remote_sent\": %lu, \"remote_freed\": %lu, \"migrations\": %lu, \"hook_irqs\": %lu, "
-			"\"signal_irqs\": %lu}%s\n", STAT(w->st.ops), rate(w->st.ops, w->seconds), STAT(w->st.allocs),
+			"\"signal_irqs\": %lu}%s\n", STAT(w->st.ops), rate(STAT(w->st.ops), worker_seconds(w)), STAT(w->st.allocs),
 			STAT(w->st.frees), STAT(w->st.fails), STAT(w->st.remote_sent), STAT(w->st.remote_freed), STAT(w->st.hook_migrations),
 			STAT(w->st.hook_irqs), STAT(w->st.sig_in_alloc) + STAT(w->st.sig_outside), i + 1 < c->threads ? "," : "");
 	}
@@ -337,20 +351,15 @@ int stress_write_json(const char *path, const struct stress_totals *t, const cha
 	fprintf(f, "  \"checks\": {\"stop_the_world\": %lu, \"t1\": %lu, \"tid_contract\": %lu, \"rereads\": %lu, "
 		"\"reports\": %lu},\n", atomic_load(&S.stw_checks), t->t1_checks, t->tid_checks, t->verifies,
 		mm_nr_reports(S.mm));
-	fprintf(f, "  \"vacuous\": \"");
-	for (const char *p = vacuous ? vacuous : ""; *p; p++)
-		fputc(*p == '"' ? '\'' : *p, f);
-	fprintf(f, "\",\n  \"failure\": \"");
-	for (const char *p = S.failure; *p; p++)
-		fputc(*p == '"' || *p == '\\' ? '\'' : (*p == '\n' ? ' ' : *p), f);
-	fprintf(f, "\",\n  \"replay\": {\"status\": \"%s\", \"command\": ", stress_replay_status_name(S.replay.status));
-	json_text(f, S.replay.command);
-	fprintf(f, ", \"deterministic_failure\": ");
-	json_text(f, S.replay.det_failure);
-	fprintf(f, ", \"reason\": ");
-	json_text(f, S.replay.reason);
-	fprintf(f, ", \"runs\": %lu, \"seconds\": %.1f},\n", S.replay.runs, S.replay.seconds);
+	fprintf(f, "  \"vacuous\": ");
+	json_text(f, vacuous);
+	fprintf(f, ",\n  \"failure\": ");
+	json_text(f, S.failure);
+	fprintf(f, ",\n");
+	struct jbuf rj = { rep, sizeof(rep), 0 };
+	json_replay(&rj);
+	fputs(rep, f);
 	fprintf(f, "  \"interrupted\": %s,\n", atomic_load(&S.interrupted) ? "true" : "false");
 	fprintf(f, "  \"result\": \"%s\"\n}\n", !ok ? "FAILURE" : atomic_load(&S.interrupted) ? "INTERRUPTED" : "SUCCESS");
-	return fclose(f);
+	return json_commit(&jf);
 }

@@ -41,6 +41,7 @@
 #ifndef MM_STRESS_H
 #define MM_STRESS_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -118,14 +119,16 @@ enum replay_status {
 	REPLAY_NONE,                /* no failure, or not tried yet */
 	REPLAY_REPRODUCED,          /* a deterministic run of the same mode and seed failed, and again alone */
 	REPLAY_FREE_ONLY,           /* found only by free-running mode: reason says why */
-	REPLAY_SKIPPED,             /* --no-replay */
+	REPLAY_SKIPPED,             /* not attempted: --no-replay, or a hang (reason says which) */
+	REPLAY_INCONCLUSIVE,        /* no verdict: no deterministic run completed, or the failing one could not be rerun */
+	REPLAY_INTERRUPTED,         /* SIGINT/SIGTERM stopped the attempt (or came before it): no verdict */
 };
 
 struct stress_replay {
 	enum replay_status status;
 	char command[400];          /* REPRODUCED: the command that replays it */
 	char det_failure[600];      /* REPRODUCED: the deterministic run's failure */
-	char reason[1200];          /* FREE_ONLY / SKIPPED: why */
+	char reason[1200];          /* FREE_ONLY / SKIPPED / INCONCLUSIVE / INTERRUPTED: why */
 	char artifact[300];         /* the deterministic failure's artifact (--replay FILE replays it) */
 	unsigned long runs;         /* deterministic runs made */
 	double seconds;
@@ -301,12 +304,23 @@ extern struct stress S;
 extern _Thread_local struct worker *stress_self;  /* the running worker; NULL elsewhere */
 
 /* ---------------------------------------------------------------- main.c */
+struct stress_totals;                          /* report.c */
 double stress_now(void);
-/* Record the first failure (and print it); the run then stops.  @w: the worker, or NULL. */
-void stress_fail(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Record the first failure (and print it); the run then stops.  @w: the worker, or NULL.
+ * true if this was the first (the one reported). */
+bool stress_fail(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void stress_print_rerun(FILE *f);
 void stress_print_oplogs(FILE *f);
 void stress_print_oplog(FILE *f, struct worker *w);
+/* The newest op in @w's log: its name, and the vCPU it ran on (-1: none). */
+const char *stress_last_op(struct worker *w, int *cpu);
+/* The end of the run belongs to one thread - main, or the watchdog on a hang: true for the first caller. */
+bool stress_claim_end(void);
+/* S.elapsed and S.cpu_s, as of now. */
+void stress_measure_end(void);
+/* The end: replay attempt (if failed), report, --json, op logs and rerun (if failed), verdict line.
+ * Returns the exit status: 0, 1 (failed), 130 (interrupted), or 3 (--json not written). */
+int stress_finish(const struct stress_totals *t, const char *vacuous, bool ok);
 /* --selftest: worker 0 plants the fault (main.c). */
 void stress_selftest_fire(struct worker *w);
 
@@ -425,7 +439,9 @@ static inline bool gate_requested(void)
 /* ---------------------------------------------------------------- replay.c */
 /* After a failure: try the deterministic engine on the same mode and seed (fills S.replay). */
 void stress_replay_attempt(void);
-/* "reproduced deterministically: CMD" or "found only by free-running mode: WHY". */
+/* No attempt, for @why (the hang path: a stuck worker cannot be stopped); fills S.replay if still empty. */
+void stress_replay_skip(const char *why);
+/* "reproduced deterministically: CMD" or "found only by free-running mode: WHY" (or no verdict, and why). */
 void stress_replay_print(FILE *f);
 const char *stress_replay_status_name(enum replay_status st);
 
@@ -444,6 +460,29 @@ void stress_totals(struct stress_totals *t);
 /* Which enabled injections never fired: a comma list in @buf ("" if none). */
 void stress_vacuity(const struct stress_totals *t, char *buf, size_t len, bool final);
 void stress_report(FILE *f, const struct stress_totals *t, const char *vacuous, bool ok);
-int stress_write_json(const char *path, const struct stress_totals *t, const char *vacuous, bool ok);
+/* The full record into the --json file (jsonfile.c's json_open/json_commit): 0 or an errno value. */
+int stress_write_json(const struct stress_totals *t, const char *vacuous, bool ok);
+
+/* ---------------------------------------------------------------- jsonfile.c */
+/* Text built in a fixed buffer (truncated, never overrun): usable from on_fatal. */
+struct jbuf {
+	char *b;
+	size_t cap, n;
+};
+void jb_printf(struct jbuf *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void jb_str(struct jbuf *j, const char *s);          /* a JSON string */
+void json_head(struct jbuf *j);                      /* "{", mode, threads, cpus, seed, ops, pid, command */
+void json_replay(struct jbuf *j);                    /* "replay": {...}, */
+/* --json @path ("-": stdout): resolve it and write the "RUNNING" placeholder; 0 or an errno value. */
+int json_begin(const char *path);
+struct json_file {
+	FILE *f;
+	char tmp[PATH_MAX + 16];                     /* the temporary file renamed into place; "" if none */
+};
+FILE *json_open(struct json_file *jf);               /* NULL and errno on failure */
+int json_commit(struct json_file *jf);               /* close (and rename into place): 0 or an errno value */
+/* A short record (no statistics) in place of the placeholder - on_fatal's, @result "FAILURE";
+ * a run that could not start, "ERROR" (S.failure says why).  0 or an errno value. */
+int json_write_fatal(const char *result);
 
 #endif /* MM_STRESS_H */

@@ -29,21 +29,20 @@ rc=$?
 [[ $rc == 1 ]] && grep -q 'FAILED: --selftest race' <<<"$again" || fail "the rerun did not fail again (rc $rc): $again"
 
 # 2. SIGTERM between runs: the total, INTERRUPTED, 130.
-"$BIN" pages --deterministic --runs 1000000000 --quiet >"$WORK/long.out" 2>&1 &
-pid=$!
-sleep 1
-kill -TERM $pid
-wait $pid
+term_after_1s() {   # term_after_1s OUT ARGS...: run the driver, SIGTERM after 1 s; its exit status
+	"$BIN" "${@:2}" >"$1" 2>&1 &
+	local pid=$!
+	sleep 1
+	kill -TERM $pid
+	wait $pid
+}
+term_after_1s "$WORK/long.out" pages --deterministic --runs 1000000000 --quiet
 rc=$?
 [[ $rc == 130 ]] || fail "SIGTERM during runs: exit $rc, not 130"
 grep -q '^total: mode pages' "$WORK/long.out" || fail "SIGTERM during runs: no total line"
 [[ $(tail -n 1 "$WORK/long.out") == INTERRUPTED ]] || fail "SIGTERM during runs: last line $(tail -n 1 "$WORK/long.out")"
 
-"$BIN" pcp --deterministic --grade --policy random,pct --runs 1000000000 --json "$WORK/g.json" >"$WORK/grade.out" 2>&1 &
-pid=$!
-sleep 1
-kill -TERM $pid
-wait $pid
+term_after_1s "$WORK/grade.out" pcp --deterministic --grade --policy random,pct --runs 1000000000 --json "$WORK/g.json"
 rc=$?
 [[ $rc == 130 ]] || fail "SIGTERM during --grade: exit $rc, not 130"
 grep -q '^random ' "$WORK/grade.out" || fail "SIGTERM during --grade: no row for the policy that ran"

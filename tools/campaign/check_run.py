@@ -218,11 +218,11 @@ def test_campaign(work):
             shutil.rmtree(p)
 
 
-def test_interrupt(out):
-    d = os.path.join(out, "int")
+def run_interrupted(d, env):
+    """./mmfuzz run --time 40 into @d with @env added, SIGINT after 3 s: (exit status, output)."""
     p = subprocess.Popen([MMFUZZ, "run", "--time", "40", "--no-build", "--out", d], cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                         env=dict(os.environ, MMFUZZ_RUN_ONLY="stress:pcp,det:pcp"))
+                         env=dict(os.environ, **env))
     time.sleep(3)
     p.send_signal(signal.SIGINT)
     try:
@@ -230,7 +230,13 @@ def test_interrupt(out):
     except subprocess.TimeoutExpired:
         p.kill()
         text, _ = p.communicate()
-    check(p.returncode == 130, "SIGINT: exit 130 (got %s)" % p.returncode)
+    return p.returncode, text
+
+
+def test_interrupt(out):
+    d = os.path.join(out, "int")
+    rc, text = run_interrupted(d, {"MMFUZZ_RUN_ONLY": "stress:pcp,det:pcp"})
+    check(rc == 130, "SIGINT: exit 130 (got %s)" % rc)
     check("STOPPED: interrupted (SIGINT)" in text, "SIGINT: the summary says it was stopped")
     fr = table_rows(text, "stressors, free-running", MODES)
     dt = table_rows(text, "stressors, deterministic", MODES)
@@ -265,17 +271,8 @@ def test_interrupt_finding(out):
                 "trap 'exit 130' INT TERM\n"
                 "while :; do sleep 0.1; done\n" % MMFUZZ)
     os.chmod(stub, 0o755)
-    p = subprocess.Popen([MMFUZZ, "run", "--time", "40", "--no-build", "--out", d], cwd=ROOT,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                         env=dict(os.environ, MMFUZZ_RUN_ONLY="stress:pcp", MMFUZZ_RUN_VIA=stub))
-    time.sleep(3)
-    p.send_signal(signal.SIGINT)
-    try:
-        text, _ = p.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        text, _ = p.communicate()
-    if not check(p.returncode == 1, "interrupted after a FAILURE line: exit 1, a finding (got %s)" % p.returncode):
+    rc, text = run_interrupted(d, {"MMFUZZ_RUN_ONLY": "stress:pcp", "MMFUZZ_RUN_VIA": stub})
+    if not check(rc == 1, "interrupted after a FAILURE line: exit 1, a finding (got %s)" % rc):
         print(text[-3000:])
     check(re.search(r"findings: 1 .*\n  1\. stress pcp: .*planted by check_run", text) is not None,
           "interrupted after a FAILURE line: the finding is listed")

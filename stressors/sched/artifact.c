@@ -48,7 +48,7 @@ int sched_artifact_write(const char *path, const struct sched_opts *o, const str
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return -1;
-	fprintf(f, "# mmfuzz deterministic scheduler failure artifact (./mmfuzz repro sched FILE)\n");
+	fprintf(f, "# mmfuzz deterministic scheduler failure artifact (replay: ./mmfuzz stress MODE --deterministic --replay FILE)\n");
 	fprintf(f, "format: mmfuzz-sched 1\n");
 	put_line(f, "build", sched_build_id());
 	put_line(f, "scenario", o->scenario ? o->scenario : "");

@@ -8,7 +8,11 @@
 #     "interrupted": true;
 #   - --replay FILE takes no scenario option and refuses another mode's
 #     artifact; the artifact line names ./mmfuzz stress ... --replay;
-#   - no MODE, and a policy twice in --grade, are refused with a message.
+#   - no MODE, and a policy twice in --grade, are refused with a message;
+#   - numbers are decimal or 0x hex, never octal;
+#   - --json and --artifact are written whole (temporary file, rename), a
+#     directory that takes no file is refused before the run, and a JSON
+#     that cannot be written at the end gives the verdict and exit 3.
 set -u
 BIN=$1
 WORK=$2
@@ -69,5 +73,30 @@ grep -q '^REPRODUCED' "$WORK/replay.out" || fail "the artifact's own replay did 
 # 4. Refusals with a message.
 expect2 'no MODE' --deterministic --seed 1
 expect2 'a list of distinct random, pct, sticky' pages --deterministic --grade --policy random,random --runs 2
+
+# 5. Numbers: decimal, or hex after 0x - a leading 0 is not octal (./mmfuzz run reads --seed 010 as ten).
+out=$("$BIN" pages --deterministic --seed 010 --runs 1 --selftest scribble --quiet --artifact "$WORK/ten.sched")
+grep -q -- '--seed 0xa ' <<<"$out" || fail "--seed 010 is not ten: $(grep '^rerun' <<<"$out")"
+expect2 "--seed wants a whole number .*, not '0x'" pages --deterministic --seed 0x --runs 1
+expect2 "--seed wants a whole number .*, not '\\+5'" pages --deterministic --seed +5 --runs 1
+
+# 6. Outputs are written whole or not at all, and a place that takes no file
+#    is refused before the run - root included (access() says yes to root).
+expect2 '--json /proc/mmfuzz-g.json: cannot write: its directory takes no new file' \
+	pages --deterministic --grade --runs 2 --policy random --json /proc/mmfuzz-g.json
+expect2 '--artifact /proc/mmfuzz.sched: cannot write: its directory takes no new file' \
+	pages --deterministic --runs 1 --artifact /proc/mmfuzz.sched
+echo '{"old": true}' >"$WORK/g.json"
+"$BIN" pages --deterministic --grade --runs 2 --policy random --json "$WORK/g.json" >"$WORK/g.out" 2>&1 ||
+	fail "a grade with --json: $(tail -n 3 "$WORK/g.out")"
+grep -q '"runs_per_policy": 2' "$WORK/g.json" || fail "g.json not replaced: $(head -c 200 "$WORK/g.json")"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$WORK/g.json" || fail "g.json does not parse"
+ls -a "$WORK" | grep -q '^\.g\.json\.\|^\.ten\.sched\.' && fail "a temporary file was left: $(ls -a "$WORK")"
+# A JSON that cannot be written at the end: the verdict still shows, exit 3.
+"$BIN" pages --deterministic --grade --runs 2 --policy random --json /dev/full >"$WORK/full.out" 2>&1
+rc=$?
+[[ $rc == 3 ]] || fail "--json /dev/full: exit $rc, want 3: $(tail -n 3 "$WORK/full.out")"
+grep -q '^SUCCESS$' "$WORK/full.out" && grep -q -- "--json /dev/full: cannot write: No space left" "$WORK/full.out" ||
+	fail "--json /dev/full: no verdict or no message: $(tail -n 3 "$WORK/full.out")"
 
 [[ $failures == 0 ]] && echo "sched_stress_cli: all checks passed" || { echo "sched_stress_cli: $failures failed"; exit 1; }

@@ -681,9 +681,41 @@ static void usage(FILE *f)
 		   "         (REPRODUCED), 1 when not\n"
 		   "Ctrl-C or SIGTERM: stop after the current run, print the total so far and INTERRUPTED,\n"
 		   "         exit 130 (1 when a run failed)\n"
+		   "--json FILE: written whole at the end (a temporary file renamed over FILE; - is stdout);\n"
+		   "         a grade that could not write it says so and exits 3 (1 when a run failed)\n"
 		   "--grade: N runs per policy (default all: random, pct, sticky): failures, detection\n"
 		   "         probability with its 95%% Wilson interval, runs to the first failure, runs/s\n"
 		   "--selftest: plant a fault the runs must catch (race: only some interleavings)\n");
+}
+
+/*
+ * The failure artifact, written whole or not at all (cli.h): into a
+ * temporary file beside @path, renamed over it when complete, so an
+ * earlier run's artifact of the same name is never left half replaced.
+ */
+static int artifact_write(const char *path, const struct sched_opts *o, const struct sched_result *r)
+{
+	struct cli_out out;
+	int e;
+
+	if (cli_out_target(&out, path))
+		return sched_artifact_write(out.target, o, r);
+	int fd = cli_out_tmp(&out);
+	if (fd < 0) {
+		errno = -fd;
+		return -1;
+	}
+	close(fd);
+	if (sched_artifact_write(out.tmp, o, r))
+		e = errno ? errno : EIO;
+	else
+		e = rename(out.tmp, out.target) ? errno : 0;
+	if (e) {
+		unlink(out.tmp);
+		errno = e;
+		return -1;
+	}
+	return 0;
 }
 
 /* The command that reruns run @run of @policy (the same words for every path that prints one). */
@@ -928,12 +960,13 @@ static int grade(struct world *w, const char *config, uint64_t seed, const enum 
 	printf("grade: all policies: %lu failures in %lu runs (p %.6f, 95%% CI [%.6f, %.6f])\n", total_fail,
 	       total_runs, total_runs ? (double)total_fail / (double)total_runs : 0.0, lo, hi);
 
-	if (json) {
-		FILE *f = strcmp(json, "-") ? fopen(json, "w") : stdout;
-		if (!f) {
-			fprintf(stderr, "mmfuzz-sched-stress: cannot write %s\n", json);
-			return 2;
-		}
+	/* The JSON is written whole or not at all (cli.h); a grade that cannot write it still gives its verdict. */
+	int json_err = 0;
+	struct cli_out out;
+	FILE *f = json ? cli_out_open(&out, json) : NULL;
+	if (json && !f)
+		json_err = errno ? errno : EIO;
+	if (f) {
 		fprintf(f, "{\n  \"mode\": \"%s\", \"config\": ", mode_names[w->mode]);
 		json_str(f, config);
 		fprintf(f, ", \"seed\": %" PRIu64 ", \"runs_per_policy\": %lu,\n  \"irqs\": %s, \"migrations\": %s, "
@@ -971,15 +1004,15 @@ static int grade(struct world *w, const char *config, uint64_t seed, const enum 
 		}
 		fprintf(f, "  ],\n  \"total\": {\"runs\": %lu, \"failures\": %lu, \"ci95\": [%.8f, %.8f]},\n"
 			"  \"interrupted\": %s\n}\n", total_runs, total_fail, lo, hi, interrupted ? "true" : "false");
-		if (f != stdout && fclose(f)) {
-			fprintf(stderr, "mmfuzz-sched-stress: cannot write %s\n", json);
-			return 2;
-		}
+		json_err = cli_out_commit(&out);
 	}
+	if (json_err)
+		fprintf(stderr, "mmfuzz-sched-stress: --json %s: cannot write: %s (the lines above are the grade's "
+			"only record)\n", json, strerror(json_err));
 	if (interrupted)
 		printf("INTERRUPTED (signal %d): the grade covers the runs above\n", (int)interrupted);
 	printf("%s\n", total_fail ? "FAILURE" : interrupted ? "INTERRUPTED" : "SUCCESS");
-	return total_fail ? 1 : interrupted ? 130 : 0;
+	return total_fail ? 1 : interrupted ? 130 : json_err ? 3 : 0;
 }
 
 /* --policy all | random,pct,...: the policies a seed can drive. */
@@ -1279,7 +1312,7 @@ int main(int argc, char **argv)
 		if (r.failed) {
 			failures++;
 			if (failures == 1) {
-				if (sched_artifact_write(afile, &o, &r) == 0)
+				if (artifact_write(afile, &o, &r) == 0)
 					printf("artifact: %s (replay: ./mmfuzz stress %s --deterministic --replay %s)\n",
 					       afile, mode_names[mode], afile);
 				else

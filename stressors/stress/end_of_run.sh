@@ -63,6 +63,14 @@ rerun-line)
 	grep -m1 '^rerun:' "$work/out"
 	has "$work/out" '^rerun: .* --signal-us 500( |$)'
 	has "$work/out" '^rerun: .* --hang-timeout 7( |$)'
+	# ... and the build: a sanitizer's, or --debug for MM_DEBUG assertions
+	# (2 and up), which the verb's default release build lacks.
+	# STRESS_RERUN_BUILD: what CMake expects of this binary (CMakeLists.txt).
+	if [ -n "${STRESS_RERUN_BUILD-}" ]; then
+		has "$work/out" "^rerun: .* $STRESS_RERUN_BUILD\$"
+	elif [ "${STRESS_RERUN_BUILD+set}" = set ]; then
+		hasnt "$work/out" '^rerun: .* --(debug|asan|tsan)$'
+	fi
 	;;
 help)
 	# The stop-the-world check is mm_check level 4, and there is none at level 0.

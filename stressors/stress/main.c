@@ -111,7 +111,12 @@ void stress_print_rerun(FILE *f)
 		fprintf(f, " --selftest %s", c->selftest);
 	if (c->onoff_detached)
 		fprintf(f, " --onoff-detached");
-	fprintf(f, "%s\n", STRESS_TSAN ? " --tsan" : STRESS_ASAN ? " --asan" : "");
+	/*
+	 * The verb's build nearest this binary's: a failure that an MM_DEBUG
+	 * assertion caught would not show in the default release build
+	 * (MM_DEBUG=0); the line below names this very binary for the exact one.
+	 */
+	fprintf(f, "%s\n", STRESS_TSAN ? " --tsan" : STRESS_ASAN ? " --asan" : MM_DEBUG >= 2 ? " --debug" : "");
 	fprintf(f, "       (this binary: %s", c->argv[0]);
 	for (int i = 1; i < c->argc; i++)
 		fprintf(f, " %s", c->argv[i]);

@@ -34,9 +34,12 @@
 #  verbs_trace_usage        ./mmfuzz trace's bad arguments (no FILE, unknown
 #                           target, a missing file, a directory, --c without a
 #                           name, --c/--encode into a missing directory or onto
-#                           one) and tools/optext's (also -o into a missing
-#                           directory or onto one): exit 2 and the message,
-#                           before any build
+#                           one, or onto FILE itself, given twice, --ops with a
+#                           FILE or another option) and tools/optext's (also -o
+#                           into a missing directory or onto one): exit 2 and
+#                           the message, before any build; on a stand-in
+#                           fuzz_a, an exit status of the binary (a --c file it
+#                           cannot create) is exit 2, not 1 (a violation)
 #  verbs_bench_usage        ./mmfuzz bench's bad arguments (an unknown benchmark,
 #                           a bad name, an unknown option, --json into a missing
 #                           directory, a script with a benchmark): exit 2 and

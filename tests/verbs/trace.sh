@@ -27,6 +27,48 @@ usage)
 	expect 2 "--timeout wants seconds from 0 \(no bound\) to 86400, not 'nan'" buddy "$ROOT/corpus/buddy/basic" --run --timeout nan
 	expect 2 '--timeout needs a value' buddy "$ROOT/corpus/buddy/basic" --run --timeout
 	[[ ! -e $WORK/b && ! -e $WORK/b.c ]] || fail "trace --encode with --run/--c wrote a file"
+	# The input is never written over by what is made from it (--c wrote the C file onto the crash file,
+	# --encode the bytes onto the op text): refused, the file unchanged.
+	cp "$ROOT/corpus/buddy/basic" "$WORK/crash" && cp "$ROOT/corpus/buddy/src/basic.txt" "$WORK/p.txt"
+	ln -s p.txt "$WORK/link.txt"
+	expect 2 "--c: cannot write '.*/crash': it is the input FILE itself" buddy "$WORK/crash" --c "$WORK/crash"
+	expect 2 "--c: cannot write '.*/\./crash': it is the input FILE itself" buddy "$WORK/crash" --c "$WORK/./crash"
+	expect 2 "--encode: cannot write '.*/p.txt': it is the input FILE itself" buddy "$WORK/p.txt" --encode "$WORK/p.txt"
+	expect 2 "--encode: cannot write '.*/link.txt': it is the input FILE itself" buddy "$WORK/p.txt" --encode "$WORK/link.txt"
+	cmp -s "$WORK/crash" "$ROOT/corpus/buddy/basic" || fail "trace --c wrote over its input FILE"
+	cmp -s "$WORK/p.txt" "$ROOT/corpus/buddy/src/basic.txt" || fail "trace --encode wrote over its input FILE"
+	# --ops lists the op table: a FILE or an option with it was dropped unseen (exit 0).
+	expect 2 '--ops lists the op table and takes no FILE or other option \(got .*/crash\)' buddy "$WORK/crash" --ops
+	expect 2 '--ops lists the op table and takes no FILE or other option \(got --c\)' buddy --ops --c "$WORK/o.c"
+	expect 2 '--ops lists the op table and takes no FILE or other option \(got --run\)' buddy --ops --run
+	expect 2 '--ops lists the op table and takes no FILE or other option \(got --encode\)' buddy --ops --encode "$WORK/o"
+	expect 2 '--c given twice' buddy "$WORK/crash" --c "$WORK/a.c" --c "$WORK/b.c"
+	expect 2 '--encode given twice' buddy "$WORK/p.txt" --encode "$WORK/a" --encode "$WORK/b"
+	[[ ! -e $WORK/o.c && ! -e $WORK/a.c && ! -e $WORK/b.c ]] || fail "a refused trace wrote a C file"
+	# The binary's exit status is no violation (that aborts): a --c file it cannot create (/proc takes
+	# none, though access() says yes to root) exited 1, "the run hit a violation".  On a stand-in tree
+	# whose fuzz_a refuses as the real one does, or aborts as a violation does.
+	T=$WORK/root
+	mkdir -p "$T/targets/common" "$T/corpus" "$T/build/optext/targets"
+	ln -s "$ROOT/tools" "$T/tools"
+	echo a >"$T/targets/TARGETS"
+	cat >"$T/build/optext/targets/fuzz_a" <<'STUB'
+#!/usr/bin/env bash
+# fuzz_a's stand-in: --print decodes; --c OUT.c that cannot be made exits 2 (cli.c); a violation aborts.
+[[ $1 == --print ]] && { echo "setup config=micro"; exit 0; }
+[[ ${STUB_ABORT:-} ]] && kill -ABRT $$
+[[ $1 == --c ]] && { echo "$2: No such file or directory" >&2; exit 2; }
+[[ $1 == --trace ]] && echo "[0] ran" >&2
+exit 0
+STUB
+	chmod +x "$T/build/optext/targets/fuzz_a"
+	printf '#!/usr/bin/env bash\nMMFUZZ_ROOT=%q exec %q "$@"\n' "$T" "$ROOT/tools/verbs/trace" >"$WORK/trace-standin"
+	chmod +x "$WORK/trace-standin"
+	MMFUZZ=$WORK/trace-standin VERB=a
+	expect 2 'fuzz_a exited with status 2, not a violation .*: no verdict on .*/crash' "$WORK/crash" --c "$WORK/x.c"
+	STUB_ABORT=1 expect 1 'died of signal 6' "$WORK/crash" --c "$WORK/x.c"
+	expect 0 '^\[0\] ran$' "$WORK/crash" --run
+	MMFUZZ=$ROOT/mmfuzz VERB=trace
 	if [[ $(id -u) != 0 ]]; then
 		: >"$WORK/unreadable" && chmod 000 "$WORK/unreadable"
 		expect 2 'cannot read .*/unreadable: permission denied' buddy "$WORK/unreadable"

@@ -36,7 +36,9 @@
 #                           name, --c/--encode into a missing directory or onto
 #                           one, or onto FILE itself, given twice, --ops with a
 #                           FILE or another option) and tools/optext's (also -o
-#                           into a missing directory or onto one): exit 2 and
+#                           into a missing directory, onto one or onto the input,
+#                           -o with another command than encode, encode of two
+#                           files): exit 2 and
 #                           the message, before any build; on a stand-in
 #                           fuzz_a, an exit status of the binary (a --c file it
 #                           cannot create) is exit 2, not 1 (a violation)

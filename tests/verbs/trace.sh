@@ -81,6 +81,17 @@ STUB
 	expect 2 "-o: cannot write '.*/missing/x': no such directory" encode buddy "$ROOT/corpus/buddy/src/basic.txt" -o "$WORK/missing/x"
 	expect 2 "-o: cannot write '$WORK': it is a directory" encode buddy "$ROOT/corpus/buddy/src/basic.txt" -o "$WORK"
 	expect 2 'usage: optext roundtrip TARGET FILE' roundtrip buddy
+	# -o with another command than encode was dropped (decode printed to stdout, exit 0); encode's
+	# files after the first were dropped; encode -o onto its input replaced the op text by bytes.
+	expect 2 '-o goes with encode only \(decode writes no file' decode buddy "$ROOT/corpus/buddy/basic" -o "$WORK/d.txt"
+	expect 2 '-o goes with encode only' roundtrip buddy "$ROOT/corpus/buddy/basic" -o "$WORK/d.txt"
+	expect 2 '-o goes with encode only' check buddy -o "$WORK/d.txt"
+	expect 2 'usage: optext targets' targets buddy
+	expect 2 'usage: optext encode TARGET IN.txt .*one file; got 2' encode buddy "$WORK/p.txt" "$ROOT/corpus/buddy/src/orders.txt"
+	expect 2 "-o: cannot write '.*/p.txt': it is the input file itself" encode buddy "$WORK/p.txt" -o "$WORK/p.txt"
+	expect 2 "-o: cannot write '.*/link.txt': it is the input file itself" encode buddy "$WORK/p.txt" -o "$WORK/link.txt"
+	cmp -s "$WORK/p.txt" "$ROOT/corpus/buddy/src/basic.txt" || fail "optext encode -o wrote over its input"
+	[[ ! -e $WORK/d.txt ]] || fail "optext wrote $WORK/d.txt"
 	[[ ! -e $WORK/missing ]] || fail "trace created $WORK/missing"
 	;;
 *)

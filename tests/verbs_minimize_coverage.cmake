@@ -8,8 +8,9 @@
 #                           message, before any build or campaign
 #  verbs_minimize_usage     bad arguments (no target, unknown target, unreadable
 #                           file, a directory, a device, bad --time (0, nan), -o FILE onto
-#                           itself or into a missing directory,
-#                           an unknown --inject id): exit 2 and the message
+#                           itself or into a missing directory or one that takes no
+#                           file (/proc), an unknown --inject id, an empty --corpus,
+#                           --corpus with --time): exit 2 and the message
 #  verbs_minimize_injected  a crashing input shrinks and still fails the same
 #                           way: tests/verbs/minimize-b2.txt (op text, 13 ops) on
 #                           the bug-zoo variant buddy-merge-across-zones

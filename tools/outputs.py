@@ -27,3 +27,47 @@ def cannot_write(opt, path):
     else:
         return None
     return "%s: cannot write '%s': %s" % (opt, path, why)
+
+
+def cannot_create(opt, path):
+    """cannot_write(), and then whether the directory takes a new file: one is
+    made there and removed (access() says yes to root on /proc and /sys, and
+    a read-only mount says no only when written).  "OPT: cannot write 'PATH':
+    why", or None."""
+    why = cannot_write(opt, path)
+    if why:
+        return why
+    import tempfile
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".mmfuzz-probe-", dir=os.path.dirname(os.path.abspath(path)))
+    except OSError as e:
+        return "%s: cannot write '%s': its directory takes no new file (%s)" % (opt, path, e.strerror)
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
+def write_whole(path, src):
+    """Copy the file @src to @path through a temporary file in @path's
+    directory renamed over it: @path is the old file or the whole new one,
+    never half written.  OSError on failure (the temporary file removed)."""
+    import shutil
+    import tempfile
+    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "wb") as f, open(src, "rb") as s:
+            shutil.copyfileobj(s, f)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _umask():
+    m = os.umask(0)
+    os.umask(m)
+    return m

@@ -48,6 +48,17 @@ usage)
 	expect 2 'the output directory .*/c.min \(the default; -o DIR names another\) is not empty' \
 		buddy --corpus "$WORK/c" --build-dir "$WORK/stub" --no-build
 	expect 2 "-o $WORK/c.min is not empty" buddy --corpus "$WORK/c" -o "$WORK/c.min" --build-dir "$WORK/stub" --no-build
+	# An OUT whose directory takes no new file (/proc: access() says yes to root) was a traceback
+	# (exit 1, "does not fail") after the build and the whole minimization; -o DIR there, after the build.
+	expect 2 "-o: cannot write '/proc/x.min': its directory takes no new file" buddy "$WORK/in" -o /proc/x.min
+	refused_before_build buddy "$WORK/in" -o /proc/x.min
+	expect 2 '-o /proc/nd: cannot create it' buddy --corpus "$WORK/c" -o /proc/nd --build-dir "$WORK/stub" --no-build
+	# An empty corpus is a bad argument (it was exit 1, after the build); --time with --corpus was ignored.
+	mkdir -p "$WORK/e"
+	expect 2 "--corpus $WORK/e has no input files" buddy --corpus "$WORK/e" --build-dir "$WORK/stub" --no-build
+	[[ ! -e $WORK/e.min ]] || fail "minimize made $WORK/e.min for an empty corpus"
+	expect 2 '--time bounds the crash minimizer: a corpus merge \(--corpus\) takes none' \
+		buddy --corpus "$WORK/c" -o "$WORK/c2.min" --time 5 --build-dir "$WORK/stub" --no-build
 	# What counts as "failing the same way": the allocator's BUG()s and bounded-loop stops by
 	# their place - libFuzzer calls every abort() a deadly signal.
 	python3 - "$ROOT/tools/verbs/minimize" <<'PY' && echo "ok: signature() tells BUG()s and T1 stops apart" || fail "signature()"

@@ -42,6 +42,8 @@ usage)
 	expect 2 '--ops lists the op table and takes no FILE or other option \(got --c\)' buddy --ops --c "$WORK/o.c"
 	expect 2 '--ops lists the op table and takes no FILE or other option \(got --run\)' buddy --ops --run
 	expect 2 '--ops lists the op table and takes no FILE or other option \(got --encode\)' buddy --ops --encode "$WORK/o"
+	expect 2 "--c: cannot write '/proc/x.c': its directory takes no new file" buddy "$WORK/crash" --c /proc/x.c
+	expect 2 "--encode: cannot write '/proc/x': its directory takes no new file" buddy "$WORK/p.txt" --encode /proc/x
 	expect 2 '--c given twice' buddy "$WORK/crash" --c "$WORK/a.c" --c "$WORK/b.c"
 	expect 2 '--encode given twice' buddy "$WORK/p.txt" --encode "$WORK/a" --encode "$WORK/b"
 	[[ ! -e $WORK/o.c && ! -e $WORK/a.c && ! -e $WORK/b.c ]] || fail "a refused trace wrote a C file"

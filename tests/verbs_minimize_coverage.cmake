@@ -23,7 +23,8 @@
 #                           The correct allocator has no crashing input, so
 #                           only an injected build can give one.
 #  verbs_coverage_usage     bad arguments (also --fail-under nan or 150, --json
-#                           into a missing directory or onto one, an --out that
+#                           into a missing directory, onto one or into one that
+#                           takes no new file (/proc), an --out that
 #                           cannot be made - before the build), and llvm-cov /
 #                           llvm-profdata missing ($MMFUZZ_LLVM_COV pointing
 #                           nowhere): exit 2 and the message

@@ -24,6 +24,12 @@ usage)
 	expect 2 '--fail-under needs a percentage' --fail-under 150
 	expect 2 "--json: cannot write '.*/missing/c.json': no such directory" --json "$WORK/missing/c.json"
 	expect 2 "--json: cannot write '$WORK': it is a directory" --json "$WORK"
+	# A directory that takes no new file (/proc: access() says yes to root): refused before the build,
+	# not a traceback after every replay (a regression is cut short at 60 s).
+	EXPECT_TIMEOUT=60
+	expect 2 "--json: cannot write '/proc/c.json': its directory takes no new file" --json /proc/c.json --no-build
+	refused_before_build --json /proc/c.json
+	unset EXPECT_TIMEOUT
 	: >"$WORK/plain"
 	expect 2 'cannot create the output directory .*/plain/out: Not a directory' --out "$WORK/plain/out" --targets buddy
 	expect 2 'contradict' --html "$WORK/h" --no-html

@@ -47,16 +47,21 @@ def cannot_create(opt, path):
     return None
 
 
-def write_whole(path, src):
-    """Copy the file @src to @path through a temporary file in @path's
-    directory renamed over it: @path is the old file or the whole new one,
-    never half written.  OSError on failure (the temporary file removed)."""
+def write_whole(path, src=None, data=None):
+    """Copy the file @src (or write the bytes @data) to @path through a
+    temporary file in @path's directory renamed over it: @path is the old
+    file or the whole new one, never half written.  OSError on failure (the
+    temporary file removed)."""
     import shutil
     import tempfile
     fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=os.path.dirname(os.path.abspath(path)))
     try:
-        with os.fdopen(fd, "wb") as f, open(src, "rb") as s:
-            shutil.copyfileobj(s, f)
+        with os.fdopen(fd, "wb") as f:
+            if data is not None:
+                f.write(data)
+            else:
+                with open(src, "rb") as s:
+                    shutil.copyfileobj(s, f)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:

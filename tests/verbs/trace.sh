@@ -70,6 +70,9 @@ STUB
 	expect 2 'fuzz_a exited with status 2, not a violation .*: no verdict on .*/crash' "$WORK/crash" --c "$WORK/x.c"
 	STUB_ABORT=1 expect 1 'died of signal 6' "$WORK/crash" --c "$WORK/x.c"
 	expect 0 '^\[0\] ran$' "$WORK/crash" --run
+	# tools/optext takes the fuzzer's name too (fuzz_a), as the verbs do: it said "unknown target".
+	MMFUZZ=python3 VERB=$T/tools/optext
+	expect 0 '^setup config=micro$' decode fuzz_a "$WORK/crash"
 	MMFUZZ=$ROOT/mmfuzz VERB=trace
 	if [[ $(id -u) != 0 ]]; then
 		: >"$WORK/unreadable" && chmod 000 "$WORK/unreadable"
@@ -83,6 +86,8 @@ STUB
 	expect 2 "-o: cannot write '.*/missing/x': no such directory" encode buddy "$ROOT/corpus/buddy/src/basic.txt" -o "$WORK/missing/x"
 	expect 2 "-o: cannot write '$WORK': it is a directory" encode buddy "$ROOT/corpus/buddy/src/basic.txt" -o "$WORK"
 	expect 2 'usage: optext roundtrip TARGET FILE' roundtrip buddy
+	# /proc takes no new file though access() says yes to root: refused before the build, not a traceback.
+	expect 2 "-o: cannot write '/proc/x': its directory takes no new file" encode buddy "$ROOT/corpus/buddy/src/basic.txt" -o /proc/x
 	# -o with another command than encode was dropped (decode printed to stdout, exit 0); encode's
 	# files after the first were dropped; encode -o onto its input replaced the op text by bytes.
 	expect 2 '-o goes with encode only \(decode writes no file' decode buddy "$ROOT/corpus/buddy/basic" -o "$WORK/d.txt"

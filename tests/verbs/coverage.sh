@@ -29,6 +29,9 @@ usage)
 	EXPECT_TIMEOUT=60
 	expect 2 "--json: cannot write '/proc/c.json': its directory takes no new file" --json /proc/c.json --no-build
 	refused_before_build --json /proc/c.json
+	# --html the same: it was made only after every replay, and a failure there still exited 0.
+	expect 2 "--html: cannot (create|write) '/proc/h" --html /proc/h --no-build
+	refused_before_build --html /proc/h
 	unset EXPECT_TIMEOUT
 	: >"$WORK/plain"
 	expect 2 'cannot create the output directory .*/plain/out: Not a directory' --out "$WORK/plain/out" --targets buddy
@@ -76,6 +79,18 @@ assert all(f["file"].startswith("allocator/") for f in d["files"])
 assert d["inputs"]["buddy"]["inputs"] >= 2 and not d["failed"], d["inputs"]
 print("coverage.json: buddy.c %.2f%% lines, total %.2f%% of %d lines" % (b["line_pct"], t["line_pct"], t["lines"]))
 PY
+	# The HTML report failing at the end (an llvm-cov whose "show" fails): exit 2, said, the text
+	# report still written - it was exit 0, "the report is written".
+	real_cov=$(cd "$ROOT/tools/coverage" && python3 -c 'import llvmcov; print(llvmcov.find_tool("llvm-cov"))')
+	printf '#!/bin/sh\n[ "$1" = show ] && { echo "planted: show fails" >&2; exit 1; }\nexec %s "$@"\n' "$real_cov" \
+		>"$WORK/cov-noshow"
+	chmod +x "$WORK/cov-noshow"
+	out=$(MMFUZZ_LLVM_COV=$WORK/cov-noshow "$MMFUZZ" coverage --targets buddy --build-dir "$BUILD" --no-build \
+		--out "$WORK/out2" 2>&1)
+	rc=$?
+	[[ $rc == 2 ]] || fail "coverage with a failing HTML report exited $rc, want 2"
+	grep -q 'llvm-cov show (HTML) failed: no HTML report' <<<"$out" || fail "no message for the failed HTML report"
+	[[ -s $WORK/out2/report.txt ]] || fail "no report.txt in $WORK/out2 when only the HTML failed"
 	;;
 *)
 	echo "usage: $0 usage|buddy ROOT WORK [BUILD]" >&2

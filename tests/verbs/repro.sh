@@ -9,7 +9,8 @@
 #            still hangs - and ignores SIGTERM: the replay is stopped at the
 #            bound (ten times corpus/T.options' timeout, or --timeout S),
 #            with what it started, and counts as failing (exit 1); it used
-#            to wait for ever
+#            to wait for ever; a replay binary's own refusal (exit 2) is
+#            exit 2, no verdict, not "still fails"
 VERB=repro
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -48,6 +49,7 @@ timeout)
 # The replay main's stand-in: --print decodes; a replay never ends, SIGTERM ignored.
 [[ $1 == --print ]] && { echo "setup config=micro"; exit 0; }
 [[ ${STUB_PASS:-} ]] && exit 0
+[[ ${STUB_REFUSE:-} ]] && { echo "fuzz_a: $1: cannot read" >&2; exit 2; }
 echo "replay started"
 trap '' TERM
 sleep 600 &
@@ -66,6 +68,8 @@ STUB
 	expect 1 'replay started' "$WORK/input" --no-build --timeout=2
 	expect_gone "the replay's child" "$STANDIN_CHILD"
 	STUB_PASS=1 expect 0 'PASS - .* replays without a violation' "$WORK/input" --no-build --timeout 0
+	# The replay binary's own refusal (exit 2) is no verdict: it was "FAIL - still fails", exit 1.
+	STUB_REFUSE=1 expect 2 'no verdict - fuzz_a exited with status 2, not a violation' "$WORK/input" --no-build
 	;;
 *)
 	fail "unknown mode $mode"

@@ -12,8 +12,10 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
                      ${CMAKE_CURRENT_BINARY_DIR}/verbs/fuzz-interrupt-${m})
     set_tests_properties(fuzz_interrupt_${m} PROPERTIES TIMEOUT 120)
   endforeach()
-  # Findings the verb used to lose: AFL++'s hangs, a libFuzzer that dies without an artifact.
-  foreach(m afl-hangs no-artifact)
+  # Findings the verb used to lose: AFL++'s hangs, a libFuzzer that dies without an artifact
+  # (also in fork mode), the replay's failures (a traceback); a --time 1 that ran nothing;
+  # a Ctrl-C in the replay that went on and made a finding of the interrupt.
+  foreach(m afl-hangs no-artifact fork-no-artifact time-one replay-fails replay-interrupt)
     string(REPLACE "-" "_" _n ${m})
     add_test(NAME fuzz_findings_${_n}
              COMMAND ${MF_FI_BASH} ${PROJECT_SOURCE_DIR}/tests/verbs/fuzz_findings.sh ${m} ${PROJECT_SOURCE_DIR}

@@ -4,8 +4,10 @@
 #                           engine, --time that is no number, 0 or nan, --jobs 0,
 #                           --json without a value, into a missing directory or
 #                           onto a directory, an --out that cannot be made, an
-#                           unknown option): exit 2 and the
-#                           message, before any build or campaign
+#                           unknown option, an option given twice, less than
+#                           1 s a target, --json or --out under /proc, an
+#                           MMFUZZ_REPLAY_DIR without the binaries): exit 2 and
+#                           the message, before any build or campaign
 #  verbs_minimize_usage     bad arguments (no target, unknown target, unreadable
 #                           file, a directory, a device, bad --time (0, nan), -o FILE onto
 #                           itself or into a missing directory or one that takes no

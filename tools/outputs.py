@@ -6,12 +6,21 @@ import os
 
 def cannot_make_dir(opt, path):
     """"OPT: cannot create 'PATH': ANCESTOR is not a directory | is not
-    writable" when the directory PATH (and its missing parents) cannot be
-    made; None when it can (or already is a directory)."""
+    writable | takes no new directory (/proc: tried)" when the directory PATH
+    (and its missing parents) cannot be made; None when it can (or already
+    is a directory)."""
     p = os.path.abspath(path)
     while not os.path.exists(p):
         p = os.path.dirname(p)
     if os.path.isdir(p) and os.access(p, os.W_OK | os.X_OK):
+        if p == os.path.abspath(path):
+            return None
+        # access() says yes to root on /proc and /sys: a directory is made there and removed.
+        import tempfile
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".mmfuzz-probe-", dir=p))
+        except OSError as e:
+            return "%s: cannot create '%s': %s takes no new directory (%s)" % (opt, path, p, e.strerror)
         return None
     return "%s: cannot create '%s': %s is %s" % (opt, path, p, "not writable" if os.path.isdir(p)
                                                  else "not a directory")

@@ -25,6 +25,24 @@ usage)
 	: >"$WORK/plain"
 	expect 2 "--out: cannot create '.*/plain/sub': .*/plain is not a directory" buddy --time 1 --out "$WORK/plain/sub"
 	refused_before_build buddy --time 1 --json "$WORK/missing/f.json"
+	# the last of two no longer wins silently
+	expect 2 '--time given twice' buddy --time 1 --time 2
+	expect 2 '--engine given twice' buddy --engine libfuzzer --engine afl
+	expect 2 '--json given twice' buddy --json "$WORK/a.json" --json "$WORK/b.json"
+	# less than 1 s a target ran nothing and was reported clean (exit 0)
+	expect 2 '--time must be at least 1 s' buddy --time 0.5
+	expect 2 '--time 5 gives each of the [0-9]+ targets 0\.[0-9]+ s: at least 1 s each' all --time 5
+	# access() says yes to root on /proc: the --json was refused after the campaign, --out after the build
+	expect 2 "--json: cannot write '/proc/mmfuzz-probe.json': its directory takes no new file" \
+		buddy --time 1 --json /proc/mmfuzz-probe.json
+	refused_before_build buddy --time 1 --json /proc/mmfuzz-probe.json
+	expect 2 "--out: cannot create '/proc/mmfuzz-probe': /proc takes no new directory" \
+		buddy --time 1 --out /proc/mmfuzz-probe
+	refused_before_build buddy --time 1 --out /proc/mmfuzz-probe
+	# a replay dir without the binaries: refused before the build, not after the campaign (table lost)
+	MMFUZZ_REPLAY_DIR=$WORK/none expect 2 "MMFUZZ_REPLAY_DIR=.*/none: no replay binary targets/fuzz_buddy" \
+		buddy --time 1
+	MMFUZZ_REPLAY_DIR=$WORK/none refused_before_build buddy --time 1
 	[[ ! -e $WORK/missing ]] || fail "fuzz created $WORK/missing"
 	;;
 *)

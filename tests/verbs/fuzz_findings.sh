@@ -14,6 +14,20 @@
 #                libFuzzer's handler is set up): counted ("engine_stops"),
 #                named with its log, exit 1, and not restarted 51 times.
 #                It reported 0 crashes and exit 0.
+#   fork-no-artifact  (ctest fuzz_findings_fork_no_artifact) the same with
+#                --jobs 2 (fork mode): it was reported clean, exit 0.
+#   time-one     (ctest fuzz_findings_time_one) --time 1: the engine never
+#                started (its loop wanted 1 s left after the start), the
+#                table said 0 execs, exit 0.
+#   replay-fails (ctest fuzz_findings_replay_fails) a stand-in replay build
+#                (MMFUZZ_REPLAY_DIR) that fails every input, naming it: the
+#                failures counted (exit 1) and said - the closing message was
+#                a Python traceback.
+#   replay-interrupt (ctest fuzz_findings_replay_interrupt) SIGINT to the
+#                verb during the replay without sanitizers: the replay stops,
+#                the table and JSON say interrupted, exit 130, no input
+#                called failing - the replay went on (a SIGINT to the whole
+#                group made a replay-batch.log "finding", exit 1).
 VERB=fuzz
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -53,8 +67,23 @@ sleep 1
 STUB
 chmod +x "$WORK/bin/afl-fuzz"
 
+# A libFuzzer stand-in that runs: a status line, a new corpus input, exit 0.
+fuzzer_ok() {
+	mkdir -p "$T/build/fuzz/targets"
+	cat >"$T/build/fuzz/targets/fuzz_a" <<'STUB'
+#!/usr/bin/env bash
+echo x >>"${STANDIN_STARTS:?}"
+printf '#100\tNEW    cov: 10 ft: 20 corp: 2/4b lim: 4 exec/s: 1000 rss: 30Mb\n'
+echo new >"$1/new-input"
+sleep 0.3
+echo "stat::number_of_executed_units: 100"
+exit 0
+STUB
+	chmod +x "$T/build/fuzz/targets/fuzz_a"
+}
+
 case $mode in
-no-artifact)
+no-artifact | fork-no-artifact)
 	mkdir -p "$T/build/fuzz/targets"
 	cat >"$T/build/fuzz/targets/fuzz_a" <<'STUB'
 #!/usr/bin/env bash
@@ -64,6 +93,21 @@ exit 1
 STUB
 	chmod +x "$T/build/fuzz/targets/fuzz_a"
 	export STANDIN_STARTS=$WORK/starts
+	if [[ $mode == fork-no-artifact ]]; then
+		MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --time 30 --jobs 2 --no-build --no-replay-check \
+			--out "$WORK/o" --json "$WORK/t.json" >"$WORK/log" 2>&1
+		rc=$?
+		cat "$WORK/log"
+		[[ $rc == 1 ]] || fail "exit $rc, want 1 (a fork-mode libFuzzer that dies is a finding)"
+		grep -q 'fork mode) stopped (exit 1) without writing a finding' "$WORK/log" || fail "the stop was not said"
+		python3 - "$WORK/t.json" <<'PY' || fail "the JSON table"
+import json, sys
+r = json.load(open(sys.argv[1]))["targets"][0]
+assert r["engine_stops"] == 1 and r["crashes"] == 0, r
+PY
+		verdict
+		exit
+	fi
 	MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --time 30 --no-build --no-replay-check \
 		--out "$WORK/o" --json "$WORK/t.json" >"$WORK/log" 2>&1
 	rc=$?
@@ -93,6 +137,77 @@ afl-hangs)
 import json, sys
 r = json.load(open(sys.argv[1]))["targets"][0]
 assert r["crashes"] == 2 and r["hangs"] == 2, r
+PY
+	;;
+time-one)
+	fuzzer_ok
+	export STANDIN_STARTS=$WORK/starts
+	MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --time 1 --no-build --no-replay-check \
+		--out "$WORK/o" --json "$WORK/t.json" >"$WORK/log" 2>&1
+	rc=$?
+	cat "$WORK/log"
+	[[ $rc == 0 ]] || fail "exit $rc, want 0"
+	[[ -s $WORK/starts ]] || fail "--time 1: the engine never started"
+	python3 - "$WORK/t.json" <<'PY' || fail "the JSON table"
+import json, sys
+r = json.load(open(sys.argv[1]))["targets"][0]
+assert r["execs"] > 0, r
+PY
+	;;
+replay-fails | replay-interrupt)
+	fuzzer_ok
+	export STANDIN_STARTS=$WORK/starts STANDIN_REPLAY=$WORK/replay.pid
+	mkdir -p "$WORK/replay/targets"
+	if [[ $mode == replay-fails ]]; then
+		printf '#!/bin/sh\necho "==mmfuzz== VIOLATION B2"; echo "==mmfuzz== input: $1"; exit 1\n' \
+			>"$WORK/replay/targets/fuzz_a"
+	else
+		printf '#!/bin/sh\necho $$ >"$STANDIN_REPLAY"\nexec sleep 600\n' >"$WORK/replay/targets/fuzz_a"
+	fi
+	chmod +x "$WORK/replay/targets/fuzz_a"
+	MMFUZZ_REPLAY_DIR=$WORK/replay MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --time 1 --no-build \
+		--out "$WORK/o" --json "$WORK/t.json" >"$WORK/log" 2>&1 &
+	verb=$!
+	if [[ $mode == replay-interrupt ]]; then
+		for _ in $(seq 100); do
+			[[ -s $STANDIN_REPLAY ]] && break
+			sleep 0.1
+		done
+		[[ -s $STANDIN_REPLAY ]] || fail "the stand-in replay did not start"
+		kill -INT "$verb"
+		for _ in $(seq 100); do
+			kill -0 "$verb" 2>/dev/null || break
+			sleep 0.2
+		done
+		if kill -0 "$verb" 2>/dev/null; then
+			fail "the verb still runs 20 s after the signal (the replay went on)"
+			kill -KILL "$verb"
+		fi
+	fi
+	wait "$verb"
+	rc=$?
+	cat "$WORK/log"
+	grep -q Traceback "$WORK/log" && fail "a Python traceback"
+	if [[ $mode == replay-fails ]]; then
+		[[ $rc == 1 ]] || fail "exit $rc, want 1 (replay failures are findings)"
+		grep -q '2 inputs failed only in the replay without sanitizers' "$WORK/log" ||
+			fail "the replay failures were not said"
+		n=$(find "$WORK/o/a/crashes" -name 'replay-*' ! -name '*.log' | wc -l)
+		[[ $n == 2 ]] || fail "$n replay-* inputs kept, want 2"
+		want='r["replay_failures"] == 2 and not t.get("interrupted")'
+	else
+		expect_gone "the stand-in replay" "$STANDIN_REPLAY"
+		[[ $rc == 130 ]] || fail "exit $rc, want 130"
+		grep -q 'the replay without sanitizers stopped' "$WORK/log" || fail "the stopped replay was not said"
+		ls "$WORK/o/a/crashes" | grep -q . && fail "findings after an interrupted replay: $(ls "$WORK/o/a/crashes")"
+		want='r["replay_failures"] == 0 and r["replay_interrupted"] and t["interrupted"]'
+	fi
+	python3 - "$WORK/t.json" "$WORK/o/summary.json" "$want" <<'PY' || fail "the JSON tables"
+import json, sys
+for path in sys.argv[1:3]:
+    t = json.load(open(path))
+    r = t["targets"][0]
+    assert eval(sys.argv[3]), (path, t)
 PY
 	;;
 *)

@@ -19,6 +19,26 @@ usage)
 	expect 2 "unknown id\(s\): nosuch \(see --list\)" --only pcp-stat-order,nosuch
 	expect 2 "--json: cannot write '$WORK/missing/z.json': no such directory" --json "$WORK/missing/z.json" --only pcp-stat-order
 	expect 0 'pcp-stat-order' --list
+	# refused after the whole run (builds, detectors), the results not stored
+	expect 2 '--store records a full run only' --store --smoke --only pcp-stat-order --budget 1
+	expect 2 '--store records a full run only' --store --only pcp-stat-order --budget 1
+	# access() says yes to root on /proc: a traceback (exit 1) after the run, the JSON lost
+	expect 2 "--json: cannot write '/proc/mmfuzz-zoo.json': its directory takes no new file" \
+		--json /proc/mmfuzz-zoo.json --smoke --only pcp-stat-order --budget 1
+	# no id at all: it ran nothing and said SUCCESS (exit 0)
+	expect 2 '--only names no id' --only , --smoke
+	# the last of two no longer wins silently; --list ignored the rest
+	expect 2 '--budget given twice' --budget 1 --budget 2 --only pcp-stat-order
+	expect 2 '--list takes no other option' --list --only nosuch
+	for a in "--store --smoke" "--json /proc/mmfuzz-zoo.json --smoke --only pcp-stat-order" "--only , --smoke"; do
+		# shellcheck disable=SC2086
+		out=$(timeout -k 5 30 "$MMFUZZ" bugzoo $a --budget 1 2>&1)
+		if grep -Eq '^\[[0-9:]+\] (bugzoo:|built )' <<<"$out"; then
+			fail "bugzoo $a: built or ran before refusing:"$'\n'"$out"
+		else
+			echo "ok: bugzoo $a -> refused before any build"
+		fi
+	done
 	[[ ! -e $WORK/missing ]] || fail "bugzoo created $WORK/missing"
 	;;
 *)

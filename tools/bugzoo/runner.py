@@ -14,7 +14,7 @@ import time
 
 from detectors import CONCURRENCY, DETECTORS, single_threaded_fuzz
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tools/
-from outputs import cannot_write  # noqa: E402
+from outputs import cannot_create, write_whole  # noqa: E402
 import fuzz_targets as fuzz_target_list  # noqa: E402
 
 ROOT = None
@@ -607,15 +607,22 @@ def main(root, args, doc):
         elif a in ("--only", "--budget", "--seeds", "--json", "--jobs"):
             if i + 1 >= len(args):
                 die("%s needs a value" % a)
+            if opts.get(a[2:]) is not None:        # not the last one silently
+                die("%s given twice" % a)
             opts[a[2:]] = args[i + 1]
             i += 1
         else:
             die("unknown argument %s (see --help)" % a)
         i += 1
     if "--list" in flags:
+        if len(flags) > 1 or any(v is not None for v in opts.values()):
+            die("--list takes no other option")
         do_list()
         return 0
     smoke = "--smoke" in flags
+    # Before the builds and runs: it was refused after the whole run, its results not stored.
+    if "--store" in flags and (smoke or opts["only"] is not None):
+        die("--store records a full run only (no --smoke, no --only)")
     try:
         budget = float(opts["budget"] or (10 if smoke else 20))
         seeds = int(opts["seeds"] or (1 if smoke else 3))
@@ -625,11 +632,13 @@ def main(root, args, doc):
         die("--budget, --seeds and --jobs take numbers")
     if not (math.isfinite(budget) and budget > 0) or seeds < 1 or JOBS < 1:
         die("--budget takes seconds > 0, --seeds and --jobs whole numbers >= 1")
-    if opts["json"] and cannot_write("--json", opts["json"]):
-        die(cannot_write("--json", opts["json"]))
+    if opts["json"] is not None and cannot_create("--json", opts["json"]):
+        die(cannot_create("--json", opts["json"]))
     ids = [r[0] for r in bug_table()]
-    if opts["only"]:
+    if opts["only"] is not None:
         sel = [s for s in opts["only"].split(",") if s]
+        if not sel:            # it ran no bug at all and said SUCCESS
+            die("--only names no id (see --list)")
         bad = [s for s in sel if s not in ids]
         if bad:
             die("unknown id(s): %s (see --list)" % ", ".join(bad))
@@ -702,24 +711,29 @@ def main(root, args, doc):
     meta = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "machine": machine(),
             "commit": git_head(), "budget_seconds": budget, "seeds": seeds, "smoke": smoke,
             "wall_seconds": round(wall, 1), "build_seconds": {k: round(v, 1) for k, v in build_s.items()}}
-    if opts["json"]:
-        with open(opts["json"], "w") as f:
-            json.dump(doc_out, f, indent=1)
-            f.write("\n")
+    unwritten = False
+    if opts["json"] is not None:
+        try:
+            write_whole(opts["json"], data=(json.dumps(doc_out, indent=1) + "\n").encode())
+        except OSError as e:
+            print("mmfuzz bugzoo: cannot write --json %s: %s" % (opts["json"], e.strerror), file=sys.stderr)
+            unwritten = True
     if "--store" in flags:
-        if smoke or opts["only"]:
-            die("--store records a full run only (no --smoke, no --only)")
         out = dict(meta)
         out.update(doc_out)
-        with open(stored_path, "w") as f:
-            json.dump(out, f, indent=1)
-            f.write("\n")
-        log("stored %s" % os.path.relpath(stored_path, ROOT))
+        try:
+            write_whole(stored_path, data=(json.dumps(out, indent=1) + "\n").encode())
+            log("stored %s" % os.path.relpath(stored_path, ROOT))
+        except OSError as e:
+            print("mmfuzz bugzoo: cannot store %s: %s" % (stored_path, e.strerror), file=sys.stderr)
+            unwritten = True
     if control["findings"]:
         print("FAILURE: %d false positive(s) in the control run" % control["findings"])
         return 1
     if regress:
         print("FAILURE: not detected by its recorded detector: %s" % ", ".join(regress))
         return 1
+    if unwritten:
+        return 2
     print("SUCCESS")
     return 0

@@ -32,7 +32,11 @@
 #                           nowhere): exit 2 and the message
 #  verbs_test_usage         ./mmfuzz test's bad arguments (--jobs 0 or abc, an
 #                           unknown preset, --quick with --preset, -R without a
-#                           value): exit 2 before any toolchain check or build
+#                           value or empty, -R/--jobs/a preset given twice):
+#                           exit 2 before any toolchain check or build
+#  verbs_test_regex         ./mmfuzz test -R on a stand-in tree of two presets:
+#                           a preset where no test matches runs none (it was
+#                           one failure, exit 1); no match anywhere is one
 #  verbs_frontdoor_usage    ./mmfuzz itself: help and its forms (help help too),
 #                           unknown verbs, a path or a capital as a verb
 #  verbs_trace_usage        ./mmfuzz trace's bad arguments (no FILE, unknown
@@ -75,7 +79,9 @@
 #  verbs_bugzoo_usage       ./mmfuzz bugzoo's bad arguments (unknown option, a
 #                           missing value, a budget that is no number, <= 0 or
 #                           nan, --seeds/--jobs 0, an unknown id, --json into a
-#                           missing directory): exit 2 and the message, before
+#                           missing directory or under /proc, --store with
+#                           --smoke/--only, --only naming no id, an option twice,
+#                           --list with another): exit 2 and the message, before
 #                           any build or detector run
 #  verbs_coverage_buddy     the buddy target's corpora plus an extra TARGET=DIR
 #                           corpus under the coverage preset (built in this build
@@ -114,8 +120,11 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
            COMMAND ${MF_VERBS_BASH} ${_v}/frontdoor.sh usage ${PROJECT_SOURCE_DIR} ${_w}/frontdoor-usage)
   add_test(NAME verbs_test_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/test.sh usage ${PROJECT_SOURCE_DIR} ${_w}/test-usage)
+  add_test(NAME verbs_test_regex
+           COMMAND ${MF_VERBS_BASH} ${_v}/test.sh regex ${PROJECT_SOURCE_DIR} ${_w}/test-regex)
   set_tests_properties(verbs_minimize_usage verbs_coverage_usage verbs_trace_usage verbs_bench_usage
-                       verbs_bench_standin verbs_stress_usage verbs_frontdoor_usage verbs_test_usage PROPERTIES TIMEOUT 120)
+                       verbs_bench_standin verbs_stress_usage verbs_frontdoor_usage verbs_test_usage
+                       verbs_test_regex PROPERTIES TIMEOUT 120)
   add_test(NAME verbs_fuzz_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/fuzz.sh usage ${PROJECT_SOURCE_DIR} ${_w}/fuzz-usage)
   add_test(NAME verbs_bench_scripts_usage

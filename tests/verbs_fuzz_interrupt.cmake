@@ -15,7 +15,8 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
   # Findings the verb used to lose: AFL++'s hangs, a libFuzzer that dies without an artifact
   # (also in fork mode), the replay's failures (a traceback); a --time 1 that ran nothing;
   # a Ctrl-C in the replay that went on and made a finding of the interrupt.
-  foreach(m afl-hangs no-artifact fork-no-artifact time-one replay-fails replay-interrupt)
+  foreach(m afl-hangs no-artifact fork-no-artifact time-one replay-fails replay-interrupt
+          afl-missing)
     string(REPLACE "-" "_" _n ${m})
     add_test(NAME fuzz_findings_${_n}
              COMMAND ${MF_FI_BASH} ${PROJECT_SOURCE_DIR}/tests/verbs/fuzz_findings.sh ${m} ${PROJECT_SOURCE_DIR}

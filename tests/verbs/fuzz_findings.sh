@@ -28,6 +28,9 @@
 #                the table and JSON say interrupted, exit 130, no input
 #                called failing - the replay went on (a SIGINT to the whole
 #                group made a replay-batch.log "finding", exit 1).
+#   afl-missing  (ctest fuzz_findings_afl_missing) --engine afl --no-build
+#                with no afl-fuzz on PATH: exit 2 and the package named, no
+#                output directory - it was a Python traceback, exit 1.
 VERB=fuzz
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -138,6 +141,18 @@ import json, sys
 r = json.load(open(sys.argv[1]))["targets"][0]
 assert r["crashes"] == 2 and r["hangs"] == 2, r
 PY
+	;;
+afl-missing)
+	mkdir -p "$WORK/pbin"
+	ln -s "$(python3 -c 'import sys; print(sys.executable)')" "$WORK/pbin/python3"
+	PATH=$WORK/pbin MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --engine afl --time 1 --no-build \
+		--out "$WORK/o" >"$WORK/log" 2>&1
+	rc=$?
+	cat "$WORK/log"
+	[[ $rc == 2 ]] || fail "exit $rc, want 2 (an engine that cannot run)"
+	grep -q Traceback "$WORK/log" && fail "a Python traceback"
+	grep -q 'afl-fuzz is not on PATH (Debian package afl++' "$WORK/log" || fail "the missing afl-fuzz was not said"
+	[[ -e $WORK/o ]] && fail "the output directory was made"
 	;;
 time-one)
 	fuzzer_ok

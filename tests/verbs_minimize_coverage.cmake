@@ -83,6 +83,10 @@
 #                           --smoke/--only, --only naming no id, an option twice,
 #                           --list with another): exit 2 and the message, before
 #                           any build or detector run
+#  verbs_bugzoo_interrupt   SIGINT to ./mmfuzz bugzoo on a stand-in tree during
+#                           the control run: the detector stopped, the table and
+#                           --json ("interrupted") written, exit 130 (was a
+#                           traceback, every result lost)
 #  verbs_coverage_buddy     the buddy target's corpora plus an extra TARGET=DIR
 #                           corpus under the coverage preset (built in this build
 #                           tree): a report line for allocator/page/buddy.c with a
@@ -136,6 +140,9 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
   set_tests_properties(verbs_repro_timeout PROPERTIES TIMEOUT 120)
   add_test(NAME verbs_bugzoo_usage
            COMMAND ${MF_VERBS_BASH} ${_v}/bugzoo.sh usage ${PROJECT_SOURCE_DIR} ${_w}/bugzoo-usage)
+  add_test(NAME verbs_bugzoo_interrupt
+           COMMAND ${MF_VERBS_BASH} ${_v}/bugzoo.sh interrupt ${PROJECT_SOURCE_DIR} ${_w}/bugzoo-interrupt)
+  set_tests_properties(verbs_bugzoo_interrupt PROPERTIES TIMEOUT 120)
   set_tests_properties(verbs_bugzoo_usage verbs_fuzz_usage verbs_bench_scripts_usage verbs_repro_usage
                        PROPERTIES TIMEOUT 300)
   set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES TIMEOUT 600)

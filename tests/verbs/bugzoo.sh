@@ -41,6 +41,56 @@ usage)
 	done
 	[[ ! -e $WORK/missing ]] || fail "bugzoo created $WORK/missing"
 	;;
+interrupt)
+	# A stand-in tree (MMFUZZ_ROOT): build/bugzoo-none configured and "built" (phony ninja
+	# targets), its sched stressor a stand-in that runs until killed.  SIGINT to the verb
+	# during the control run: that detector stopped, the table and the JSON written
+	# ("interrupted"), exit 130.  It was a traceback, every result lost, exit 1.
+	T=$WORK/root
+	B=$T/build/bugzoo-none
+	mkdir -p "$T/targets" "$B/stressors/sched" "$B/stressors/stress" "$B/tests"
+	ln -s "$ROOT/tools" "$T/tools"
+	: >"$T/targets/TARGETS"
+	printf 'MM_INJECT:STRING=\nMM_WERROR:BOOL=OFF\n' >"$B/CMakeCache.txt"
+	printf 'rule nothing\n  command = true\n' >"$B/build.ninja"
+	for t in mmfuzz-sched-stress mmfuzz-stress test_pcp; do
+		printf 'build %s: phony\n' "$t" >>"$B/build.ninja"
+	done
+	printf '#!/bin/sh\necho $$ >"$STANDIN_PID"\nwhile :; do echo "run 1 seed 1"; sleep 0.1; done\n' \
+		>"$B/stressors/sched/mmfuzz-sched-stress"
+	chmod +x "$B/stressors/sched/mmfuzz-sched-stress"
+	export STANDIN_PID=$WORK/standin.pid
+	MMFUZZ_ROOT=$T python3 "$ROOT/tools/verbs/bugzoo" --only pcp-stat-order --budget 60 --seeds 1 \
+		--json "$WORK/z.json" >"$WORK/log" 2>&1 &
+	verb=$!
+	for _ in $(seq 100); do
+		[[ -s $STANDIN_PID ]] && break
+		sleep 0.1
+	done
+	[[ -s $STANDIN_PID ]] || fail "the stand-in detector did not start"
+	kill -INT "$verb"
+	for _ in $(seq 100); do
+		kill -0 "$verb" 2>/dev/null || break
+		sleep 0.2
+	done
+	if kill -0 "$verb" 2>/dev/null; then
+		fail "the verb still runs 20 s after SIGINT"
+		kill -KILL "$verb"
+	fi
+	wait "$verb"
+	rc=$?
+	cat "$WORK/log"
+	expect_gone "the stand-in detector" "$STANDIN_PID"
+	[[ $rc == 130 ]] || fail "exit $rc, want 130"
+	grep -q Traceback "$WORK/log" && fail "a Python traceback"
+	grep -q 'interrupted: the table covers what ran' "$WORK/log" || fail "the interrupt was not said"
+	grep -q '^control (bugzoo-none)' "$WORK/log" || fail "no table"
+	python3 - "$WORK/z.json" <<'PY' || fail "the JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["interrupted"] is True and d["bugs"] == [] and d["control"]["findings"] == 0, d
+PY
+	;;
 *)
 	fail "unknown mode $mode"
 	;;

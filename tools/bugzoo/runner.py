@@ -221,11 +221,20 @@ def run(argv, timeout, stop=None, budget_ok=False):
     th = threading.Thread(target=reader, daemon=True)
     th.start()
     to = False
-    while p.poll() is None and not hit.is_set():
-        if time.time() - t0 >= timeout:
-            to = True
-            break
-        hit.wait(0.05)
+    try:
+        while p.poll() is None and not hit.is_set():
+            if time.time() - t0 >= timeout:
+                to = True
+                break
+            hit.wait(0.05)
+    except BaseException:
+        # Ctrl-C: in a session of its own the detector would not see it, and ran on
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+        raise
     t_end = t_hit[0] if t_hit else time.time()
     if p.poll() is None:
         try:
@@ -664,17 +673,41 @@ def main(root, args, doc):
     R = Runner(budget, seeds)
     log("bugzoo: %d bug(s), budget %g s, seeds %d%s" % (len(ids), budget, seeds, ", smoke" if smoke else ""))
     all_dets = sorted({d for i in ids for d in plan[i]}) or ["test:test_pcp"]
-    build_s = {"none": build("none", all_dets)}
+    build_s = {}
 
+    # Ctrl-C (or SIGTERM): the detector running now is stopped, no further one starts, and the
+    # table (and --json, "interrupted": true) covers what ran; exit 130 unless something failed.
+    # It was a traceback, every result lost.
+    signal.signal(signal.SIGINT, signal.default_int_handler)     # also when started with it ignored (&)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     control = None
-    if not smoke:
-        log("control: every detector against build/bugzoo-none")
-        cdets = [R.detector(d, "none", verify=False) for d in all_dets if buildable(d, "none")]
-        findings = sum(1 for d in cdets for r in d["runs"] if r["failed"])
-        control = {"findings": findings, "detectors": cdets}
-
+    cdets = []
     bugs = []
     regress = []
+    interrupted = False
+    try:
+        build_s = {"none": build("none", all_dets)}
+        if not smoke:
+            log("control: every detector against build/bugzoo-none")
+            for d in all_dets:
+                if buildable(d, "none"):
+                    cdets.append(R.detector(d, "none", verify=False))
+        run_bugs(R, ids, plan, smoke, build_s, bugs, regress)
+    except KeyboardInterrupt:
+        interrupted = True
+        done = [b["id"] for b in bugs]
+        log("interrupted: the table covers what ran (%s)" % (
+            "bugs %s" % ", ".join(done) if done else "no bug" + (", control run in part" if cdets else "")))
+    if not smoke:
+        findings = sum(1 for d in cdets for r in d["runs"] if r["failed"])
+        control = {"findings": findings, "detectors": cdets}
+    wall = time.time() - t_start
+    return finish(opts, flags, stored_path, smoke, budget, seeds, wall, build_s, control, bugs, regress,
+                  interrupted)
+
+
+def run_bugs(R, ids, plan, smoke, build_s, bugs, regress):
+    """Each bug in turn: its build, its detectors; appends to @bugs and @regress as it goes."""
     for bug in ids:
         if not plan[bug]:
             log("%s: no detector recorded as detecting it - reported undetected, not run" % bug)
@@ -697,7 +730,10 @@ def main(root, args, doc):
             else "NOT DETECTED"))
         if smoke and not e["detected"]:
             regress.append(bug)
-    wall = time.time() - t_start
+
+
+def finish(opts, flags, stored_path, smoke, budget, seeds, wall, build_s, control, bugs, regress, interrupted):
+    """The table, --json and --store; the exit status."""
     if control is None:
         # smoke: the correct-build replays are the control
         fp = sum(1 for b in bugs for d in b["detectors"] for r in d["runs"]
@@ -708,6 +744,8 @@ def main(root, args, doc):
     print("wall time %.0f s (builds %.0f s)" % (wall, sum(build_s.values())))
 
     doc_out = {"bugs": bugs, "control": control}
+    if interrupted:
+        doc_out["interrupted"] = True
     meta = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "machine": machine(),
             "commit": git_head(), "budget_seconds": budget, "seeds": seeds, "smoke": smoke,
             "wall_seconds": round(wall, 1), "build_seconds": {k: round(v, 1) for k, v in build_s.items()}}
@@ -718,7 +756,9 @@ def main(root, args, doc):
         except OSError as e:
             print("mmfuzz bugzoo: cannot write --json %s: %s" % (opts["json"], e.strerror), file=sys.stderr)
             unwritten = True
-    if "--store" in flags:
+    if "--store" in flags and interrupted:
+        log("interrupted: %s not stored (a full run only)" % os.path.relpath(stored_path, ROOT))
+    elif "--store" in flags:
         out = dict(meta)
         out.update(doc_out)
         try:
@@ -735,5 +775,8 @@ def main(root, args, doc):
         return 1
     if unwritten:
         return 2
+    if interrupted:
+        print("INTERRUPTED")
+        return 130
     print("SUCCESS")
     return 0

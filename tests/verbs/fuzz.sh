@@ -25,6 +25,9 @@ usage)
 	: >"$WORK/plain"
 	expect 2 "--out: cannot create '.*/plain/sub': .*/plain is not a directory" buddy --time 1 --out "$WORK/plain/sub"
 	refused_before_build buddy --time 1 --json "$WORK/missing/f.json"
+	expect 2 "--jobs needs a positive integer, not '²'" buddy --jobs ²    # was a traceback
+	expect 2 '--no-replay-check is for libFuzzer' buddy --engine afl --no-replay-check   # was ignored
+	expect 2 '--replay-check goes first, alone' buddy --replay-check "$WORK"
 	# the last of two no longer wins silently
 	expect 2 '--time given twice' buddy --time 1 --time 2
 	expect 2 '--engine given twice' buddy --engine libfuzzer --engine afl

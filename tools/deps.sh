@@ -154,6 +154,12 @@ deps_all() {
 }
 
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	if (($# > 1)); then
+		# the rest was ignored: `tools/deps.sh core afl` checked core only, and said nothing
+		echo "tools/deps.sh: one of core, afl, all (not: $*)" >&2
+		echo "usage: tools/deps.sh [core|afl|all]" >&2
+		exit 2
+	fi
 	case ${1:-core} in
 	core) deps_core ;;
 	afl) deps_afl ;;

@@ -56,6 +56,16 @@ def default_limit(root, target):
     return 10 * base, "ten times the timeout of %g s in corpus/%s.options" % (base, target)
 
 
+def kill_group(p):
+    """SIGKILL the process group of @p (started in a session of its own, so
+    a Ctrl-C of ours never reached it) and reap @p."""
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    p.wait()
+
+
 def run_bounded(cmd, limit, **popen_args):
     """Run @cmd in a session of its own (Popen's @popen_args; text, errors
     replaced); (exit status, stdout, stderr), or (None, what it wrote so far)
@@ -70,11 +80,7 @@ def run_bounded(cmd, limit, **popen_args):
     except subprocess.TimeoutExpired:
         pass
     except BaseException:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        p.wait()
+        kill_group(p)
         raise
     for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, None)):
         try:

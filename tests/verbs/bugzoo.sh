@@ -63,20 +63,9 @@ interrupt)
 	MMFUZZ_ROOT=$T python3 "$ROOT/tools/verbs/bugzoo" --only pcp-stat-order --budget 60 --seeds 1 \
 		--json "$WORK/z.json" >"$WORK/log" 2>&1 &
 	verb=$!
-	for _ in $(seq 100); do
-		[[ -s $STANDIN_PID ]] && break
-		sleep 0.1
-	done
-	[[ -s $STANDIN_PID ]] || fail "the stand-in detector did not start"
+	wait_started "the stand-in detector" "$STANDIN_PID"
 	kill -INT "$verb"
-	for _ in $(seq 100); do
-		kill -0 "$verb" 2>/dev/null || break
-		sleep 0.2
-	done
-	if kill -0 "$verb" 2>/dev/null; then
-		fail "the verb still runs 20 s after SIGINT"
-		kill -KILL "$verb"
-	fi
+	stopped_within_20s "$verb" "the verb still runs 20 s after SIGINT"
 	wait "$verb"
 	rc=$?
 	cat "$WORK/log"

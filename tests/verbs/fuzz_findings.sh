@@ -184,20 +184,9 @@ replay-fails | replay-interrupt)
 		--out "$WORK/o" --json "$WORK/t.json" >"$WORK/log" 2>&1 &
 	verb=$!
 	if [[ $mode == replay-interrupt ]]; then
-		for _ in $(seq 100); do
-			[[ -s $STANDIN_REPLAY ]] && break
-			sleep 0.1
-		done
-		[[ -s $STANDIN_REPLAY ]] || fail "the stand-in replay did not start"
+		wait_started "the stand-in replay" "$STANDIN_REPLAY"
 		kill -INT "$verb"
-		for _ in $(seq 100); do
-			kill -0 "$verb" 2>/dev/null || break
-			sleep 0.2
-		done
-		if kill -0 "$verb" 2>/dev/null; then
-			fail "the verb still runs 20 s after the signal (the replay went on)"
-			kill -KILL "$verb"
-		fi
+		stopped_within_20s "$verb" "the verb still runs 20 s after the signal (the replay went on)"
 	fi
 	wait "$verb"
 	rc=$?

@@ -74,14 +74,7 @@ engine) kill -INT "$(cat "$STANDIN_PID")" ;;
 fork) kill -TERM "$verb" ;;
 *) fail "unknown mode $mode" ;;
 esac
-for _ in $(seq 100); do
-	kill -0 "$verb" 2>/dev/null || break
-	sleep 0.2
-done
-if kill -0 "$verb" 2>/dev/null; then
-	fail "the verb still runs 20 s after the signal"
-	kill -KILL "$verb"
-fi
+stopped_within_20s "$verb" "the verb still runs 20 s after the signal"
 wait "$verb"
 rc=$?
 cat "$WORK/log"

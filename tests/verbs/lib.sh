@@ -53,6 +53,27 @@ refused_before_build() {
 	fi
 }
 
+# wait_started WHAT FILE: FILE (a stand-in's pid file) is written within 10 s, else fail.
+wait_started() {
+	for _ in $(seq 100); do
+		[[ -s $2 ]] && return 0
+		sleep 0.1
+	done
+	fail "$1 did not start"
+}
+
+# stopped_within_20s PID WHAT: PID ends within 20 s of the signal just sent;
+# one still running fails ("WHAT") and is killed.  Its exit status is left
+# to `wait`.
+stopped_within_20s() {
+	for _ in $(seq 100); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.2
+	done
+	fail "$2"
+	kill -KILL "$1"
+}
+
 # expect_gone WHAT PIDFILE: the process in PIDFILE (a stand-in's child) is gone
 # within 5 s - killed, it may stay a zombie a moment until init reaps it,
 # so a zombie counts as gone; one still alive fails and is killed.

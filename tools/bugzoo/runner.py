@@ -14,6 +14,7 @@ import time
 
 from detectors import CONCURRENCY, DETECTORS, single_threaded_fuzz
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tools/
+from bounded import kill_group  # noqa: E402
 from outputs import cannot_create, write_whole  # noqa: E402
 import fuzz_targets as fuzz_target_list  # noqa: E402
 
@@ -229,11 +230,7 @@ def run(argv, timeout, stop=None, budget_ok=False):
             hit.wait(0.05)
     except BaseException:
         # Ctrl-C: in a session of its own the detector would not see it, and ran on
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        p.wait()
+        kill_group(p)
         raise
     t_end = t_hit[0] if t_hit else time.time()
     if p.poll() is None:

@@ -28,6 +28,10 @@
 #                the table and JSON say interrupted, exit 130, no input
 #                called failing - the replay went on (a SIGINT to the whole
 #                group made a replay-batch.log "finding", exit 1).
+#   time-share   (ctest fuzz_findings_time_share) `fuzz all --time 6` over
+#                two stand-in targets whose engine starts 2 s late: the second
+#                gets what is left (1 s), not a fixed half (3 s) - the shares
+#                were fixed, and every start-up ran past --time.
 #   afl-missing  (ctest fuzz_findings_afl_missing) --engine afl --no-build
 #                with no afl-fuzz on PATH: exit 2 and the package named, no
 #                output directory - it was a Python traceback, exit 1.
@@ -153,6 +157,32 @@ afl-missing)
 	grep -q Traceback "$WORK/log" && fail "a Python traceback"
 	grep -q 'afl-fuzz is not on PATH (Debian package afl++' "$WORK/log" || fail "the missing afl-fuzz was not said"
 	[[ -e $WORK/o ]] && fail "the output directory was made"
+	;;
+time-share)
+	echo b >>"$T/targets/TARGETS"
+	mkdir -p "$T/corpus/b" "$T/build/fuzz/targets"
+	echo x >"$T/corpus/b/seed"
+	cat >"$T/build/fuzz/targets/fuzz_a" <<'STUB'
+#!/usr/bin/env bash
+# A libFuzzer whose start-up takes 2 s outside its -max_total_time, then runs for it.
+for a; do [[ $a == -max_total_time=* ]] && t=${a#*=}; done
+echo "$(basename "$0") $t" >>"${STANDIN_TIMES:?}"
+sleep $((2 + t))
+printf '#100\tNEW    cov: 10 ft: 20 corp: 2/4b lim: 4 exec/s: 1000 rss: 30Mb\n'
+echo "stat::number_of_executed_units: 100"
+exit 0
+STUB
+	chmod +x "$T/build/fuzz/targets/fuzz_a"
+	cp "$T/build/fuzz/targets/fuzz_a" "$T/build/fuzz/targets/fuzz_b"
+	export STANDIN_TIMES=$WORK/times
+	MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" all --time 6 --no-build --no-replay-check \
+		--out "$WORK/o" >"$WORK/log" 2>&1
+	rc=$?
+	cat "$WORK/log" "$WORK/times"
+	[[ $rc == 0 ]] || fail "exit $rc, want 0"
+	# a: half of 6 s, in whole seconds (2, or 3 on the dot); b: what a's 2 s start-up and run left.
+	grep -Eqx 'fuzz_a [23]' "$WORK/times" || fail "a did not get half of 6 s"
+	grep -qx 'fuzz_b 1' "$WORK/times" || fail "b did not get the 1 s left after a's start-up and run (old: a fixed 3)"
 	;;
 time-one)
 	fuzzer_ok

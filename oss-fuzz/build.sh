@@ -1,6 +1,9 @@
 #!/bin/bash -eu
 # OSS-Fuzz / ClusterFuzzLite build for mmfuzz.  Uses only what the builder
-# gives: $CC $CFLAGS $LIB_FUZZING_ENGINE $OUT $SRC (and $WORK if set).
+# gives: $CC $CFLAGS to compile, $CXX $CXXFLAGS $LIB_FUZZING_ENGINE to link
+# ("You must use $CXX as a linker, even if your project is written in pure
+# C": OSS-Fuzz's new_project_guide, ClusterFuzzLite's build_integration),
+# $OUT $SRC (and $WORK if set).
 # Every target listed in targets/TARGETS becomes $OUT/fuzz_<target> with
 # fuzz_<target>_seed_corpus.zip, fuzz_<target>.dict and fuzz_<target>.options.
 cd "$SRC/mmfuzz"
@@ -55,7 +58,7 @@ PY
 
 for t in $(grep -v '^#' targets/TARGETS | sed '/^[[:space:]]*$/d'); do
 	$CC $CFLAGS $flags $incs -c "targets/$t.c" -o "$build/target_$t.o"
-	$CC $CFLAGS "$build/target_$t.o" "${objs[@]}" $LIB_FUZZING_ENGINE -lpthread -o "$OUT/fuzz_$t"
+	$CXX $CXXFLAGS "$build/target_$t.o" "${objs[@]}" $LIB_FUZZING_ENGINE -lpthread -o "$OUT/fuzz_$t"
 	rm -f "$OUT/fuzz_${t}_seed_corpus.zip"
 	zip_dir "$OUT/fuzz_${t}_seed_corpus.zip" "corpus/$t"
 	cp "corpus/$t.dict" "$OUT/fuzz_$t.dict"

@@ -73,16 +73,32 @@ address) sanitizer_flags="-fsanitize=address -fsanitize-address-use-after-scope"
 undefined) sanitizer_flags="-fsanitize=$ubsan_checks,unsigned-integer-overflow -fno-sanitize-recover=$ubsan_checks" ;;
 esac
 if [[ $engine == libfuzzer ]]; then
-	export CC="${CC_FOR_OSS_FUZZ:-clang}"
+	real_cc="${CC_FOR_OSS_FUZZ:-clang}" real_cxx="${CXX_FOR_OSS_FUZZ:-clang++}"
 	export CFLAGS="$cflags $sanitizer_flags -fsanitize=fuzzer-no-link"
 	export LIB_FUZZING_ENGINE="-fsanitize=fuzzer"
 else
-	export CC=afl-clang-fast
+	real_cc=afl-clang-fast real_cxx=afl-clang-fast++
 	export CFLAGS="$cflags $sanitizer_flags"
 	export LIB_FUZZING_ENGINE="$afl_driver"
 	export AFL_QUIET=1 AFL_LLVM_CMPLOG=1 AFL_LLVM_DICT2FILE="$OUT/afl++.dict"
 	export ASAN_OPTIONS="detect_leaks=0:symbolize=0:detect_odr_violation=0:abort_on_error=1"
 fi
+# base-clang: CXXFLAGS="$CFLAGS -stdlib=libc++"; this machine has no libc++
+# to link with (no libc++-dev), so here $CXXFLAGS is $CFLAGS.
+export CXX="$real_cxx" CXXFLAGS="$CFLAGS"
+# "You must use $CXX as a linker, even if your project is written in pure C"
+# (OSS-Fuzz new_project_guide; ClusterFuzzLite build_integration): this $CC
+# compiles (-c, -E, -S, -M) and refuses to link.
+mkdir -p "$tmp/bin"
+{
+	echo '#!/bin/bash'
+	echo "for a; do case \$a in -c | -E | -S | -M | -MM) exec $real_cc \"\$@\" ;; esac; done"
+	echo 'o=; p=; for a; do [[ $p == -o ]] && o=$a; p=$a; done'
+	echo 'echo "check_build: FAIL: \$CC used as the linker (-o $o): OSS-Fuzz and ClusterFuzzLite link with \$CXX, even for C" >&2'
+	echo 'exit 1'
+} >"$tmp/bin/cc"
+chmod +x "$tmp/bin/cc"
+export CC="$tmp/bin/cc"
 
 # ClusterFuzzLite (.clusterfuzzlite/, .github/workflows/cflite_pr.yml) must
 # run this same build with the sanitizers OSS-Fuzz has: checked first, it
@@ -127,9 +143,13 @@ print("check_build: ClusterFuzzLite runs the OSS-Fuzz build (language %s, saniti
       % (lang, ", ".join(sorted(want))))
 PY
 
-echo "check_build: running oss-fuzz/build.sh: engine $engine, sanitizer $sanitizer, CC=$CC"
+echo "check_build: running oss-fuzz/build.sh: engine $engine, sanitizer $sanitizer, CC=$real_cc (compiling only), CXX=$CXX"
 echo "check_build: CFLAGS=$CFLAGS"
-bash "$repo/oss-fuzz/build.sh"
+if ! bash -eu "$repo/oss-fuzz/build.sh" >"$tmp/build.log" 2>&1; then
+	echo "check_build: FAIL: oss-fuzz/build.sh failed:"
+	tail -40 "$tmp/build.log"
+	exit 1
+fi
 unset AFL_LLVM_CMPLOG AFL_LLVM_DICT2FILE
 # What ClusterFuzz runs the fuzzers with (leaks found, unsigned overflow a
 # coverage signal only - the allocator's tids and hashes wrap on purpose).

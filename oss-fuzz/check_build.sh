@@ -3,7 +3,9 @@
 # without Docker: run oss-fuzz/build.sh with the environment OSS-Fuzz's
 # builder gives it for one (engine, sanitizer) pair of oss-fuzz/project.yaml
 # (infra/base-images/base-builder: compile, compile_libfuzzer, compile_afl;
-# a temporary $SRC, $OUT and $WORK), then check every fuzzer, seed corpus
+# a temporary $SRC laid out as oss-fuzz/Dockerfile lays it out in its build
+# context - .clusterfuzzlite/Dockerfile must give the same - $OUT and $WORK;
+# $CC compiles, $CXX links), then check every fuzzer, seed corpus
 # zip, dict and options file is there and each fuzzer runs its whole seed
 # corpus cleanly under the sanitizer options ClusterFuzz runs it with.
 #
@@ -61,8 +63,91 @@ fi
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/src" "$tmp/out" "$tmp/work"
-ln -s "$repo" "$tmp/src/mmfuzz"
+mkdir -p "$tmp/src" "$tmp/out" "$tmp/work" "$tmp/cfl-src"
+# $SRC as `docker build` makes it: OSS-Fuzz builds oss-fuzz/Dockerfile with
+# the project's directory (google/oss-fuzz projects/mmfuzz/, what oss-fuzz/
+# holds) as the context, so the sources come from a `git clone` of
+# project.yaml's main_repo (stood in for by this working tree - no network);
+# ClusterFuzzLite builds .clusterfuzzlite/Dockerfile with the repository as
+# the context (infra/common_utils.py build_image_impl, infra/cifuzz/
+# continuous_integration.py build_external_project_docker_image).  Both must
+# give the same $SRC/build.sh and WORKDIR; build.sh then runs there as
+# compile runs it.
+stage_dockerfile() {   # stage_dockerfile DOCKERFILE CONTEXT SRC: prints the WORKDIR
+	python3 - "$repo" "$1" "$2" "$3" <<'PY'
+import os, re, shlex, shutil, sys
+repo, dockerfile, context, src = sys.argv[1:]
+rel = os.path.relpath(dockerfile, repo)
+def fail(msg):
+    sys.exit("check_build: FAIL: %s: %s" % (rel, msg))
+m = re.search(r'^main_repo: *"?([^"\s]+)"?', open(os.path.join(repo, "oss-fuzz/project.yaml")).read(), re.M)
+main_repo = m.group(1) if m else None
+norm = lambda u: re.sub(r"(\.git)?/*$", "", u)
+text = re.sub(r"\\\n", " ", open(dockerfile).read())
+lines = [l.strip() for l in text.splitlines() if l.strip() and not l.strip().startswith("#")]
+if not lines or not re.match(r"FROM +gcr\.io/oss-fuzz-base/base-builder(:\S+)? *$", lines[0]):
+    fail("the first instruction is not FROM gcr.io/oss-fuzz-base/base-builder (C projects' builder)")
+workdir = src            # base-builder's WORKDIR is $SRC
+def path(p):
+    p = re.sub(r"^(\$\{SRC\}|\$SRC|/src)(?=/|$)", lambda _: src, p)
+    return os.path.normpath(p if os.path.isabs(p) else os.path.join(workdir, p))
+def put_repo(dest):
+    if os.path.lexists(dest):
+        fail("%s exists already" % dest)
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    os.symlink(repo, dest)
+for line in lines[1:]:
+    op, _, arg = line.partition(" ")
+    op = op.upper()
+    if op == "WORKDIR":
+        workdir = path(arg.strip())
+    elif op == "RUN":
+        for cmd in re.split(r"&&|;", arg):
+            w = shlex.split(cmd)
+            if w[:2] != ["git", "clone"]:
+                continue
+            rest, i = [], 2
+            while i < len(w):
+                if w[i] in ("--depth", "-b", "--branch", "-o", "--origin"):
+                    i += 2
+                    continue
+                if not w[i].startswith("-"):
+                    rest.append(w[i])
+                i += 1
+            if not rest or not main_repo or norm(rest[0]) != norm(main_repo):
+                fail("clones %s, not oss-fuzz/project.yaml's main_repo %s" % (rest[:1], main_repo))
+            put_repo(path(rest[1] if len(rest) > 1 else re.sub(r"\.git$", "", rest[0].rstrip("/").rsplit("/", 1)[-1])))
+    elif op in ("COPY", "ADD"):
+        w = [x for x in shlex.split(arg) if not x.startswith("--")]
+        if len(w) < 2:
+            fail("%s needs a source and a destination" % line)
+        dest = path(w[-1])
+        for s in w[:-1]:
+            full = os.path.normpath(os.path.join(context, s))
+            if not os.path.exists(full) or os.path.relpath(full, context).startswith(".."):
+                fail("%s: %s is not in the build context %s/" % (line, s, os.path.relpath(context, repo)))
+            d = os.path.join(dest, os.path.basename(full)) if (w[-1].endswith("/") or len(w) > 2 or os.path.isdir(dest)) and not os.path.isdir(full) else dest
+            if os.path.isdir(full):
+                if os.path.realpath(full) == os.path.realpath(repo):
+                    put_repo(d)
+                else:
+                    shutil.copytree(full, d, dirs_exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(d), exist_ok=True)
+                shutil.copy(full, d)
+if not os.path.isfile(os.path.join(src, "build.sh")):
+    fail("puts no build.sh in $SRC")
+if not os.path.isdir(workdir):
+    fail("WORKDIR %s does not exist in the image" % workdir)
+print(workdir)
+PY
+}
+workdir="$(stage_dockerfile "$repo/oss-fuzz/Dockerfile" "$repo/oss-fuzz" "$tmp/src")"
+cfl_workdir="$(stage_dockerfile "$repo/.clusterfuzzlite/Dockerfile" "$repo" "$tmp/cfl-src")"
+if [[ ${workdir#"$tmp/src"} != "${cfl_workdir#"$tmp/cfl-src"}" ]] || ! cmp -s "$tmp/src/build.sh" "$tmp/cfl-src/build.sh"; then
+	echo "check_build: FAIL: .clusterfuzzlite/Dockerfile does not give the OSS-Fuzz build's \$SRC/build.sh and WORKDIR (${workdir#"$tmp/src"})"
+	exit 1
+fi
 
 export SRC="$tmp/src" OUT="$tmp/out" WORK="$tmp/work" SANITIZER="$sanitizer" FUZZING_ENGINE="$engine"
 # base-clang's CFLAGS, then compile's "$CFLAGS $SANITIZER_FLAGS $COVERAGE_FLAGS".
@@ -145,8 +230,8 @@ PY
 
 echo "check_build: running oss-fuzz/build.sh: engine $engine, sanitizer $sanitizer, CC=$real_cc (compiling only), CXX=$CXX"
 echo "check_build: CFLAGS=$CFLAGS"
-if ! bash -eu "$repo/oss-fuzz/build.sh" >"$tmp/build.log" 2>&1; then
-	echo "check_build: FAIL: oss-fuzz/build.sh failed:"
+if ! (cd "$workdir" && bash -eu "$SRC/build.sh") >"$tmp/build.log" 2>&1; then
+	echo "check_build: FAIL: \$SRC/build.sh (oss-fuzz/Dockerfile's) failed in WORKDIR ${workdir#"$tmp/src"}:"
 	tail -40 "$tmp/build.log"
 	exit 1
 fi

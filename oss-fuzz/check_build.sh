@@ -276,7 +276,38 @@ for t in $(grep -v '^#' "$repo/targets/TARGETS" | sed '/^[[:space:]]*$/d'); do
 		fail=1
 		continue
 	fi
-	echo "check_build: $f ok ($n seeds, dict, options)"
+	# base-runner's bad_build_check: the sanitizer really is in the binary
+	# (check_mixed_sanitizers' call counts and thresholds) and, for libFuzzer,
+	# the fuzzer starts and runs with coverage (check_startup_crash,
+	# check_engine: -seed=1337 -runs=4, at least 100 edges).
+	objdump -dC "$OUT/$f" >"$tmp/$t.dis"
+	asan=$(grep -cE 'callq?\s+[0-9a-f]+\s+<__asan' "$tmp/$t.dis" || true)
+	ubsan=$(grep -cE 'callq?\s+[0-9a-f]+\s+<__ubsan' "$tmp/$t.dis" || true)
+	rm -f "$tmp/$t.dis"
+	bad=""
+	if [[ $sanitizer == address ]]; then
+		((asan >= 1000)) || bad="does not seem to be compiled with ASan ($asan __asan calls, < 1000)"
+		((ubsan <= 200)) || bad="ASan build seems to be compiled with UBSan ($ubsan __ubsan calls, > 200)"
+	elif [[ $engine == libfuzzer ]]; then
+		((asan == 0)) || bad="UBSan build seems to be compiled with ASan ($asan __asan calls)"
+		((ubsan >= 168)) || bad="does not seem to be compiled with UBSan ($ubsan __ubsan calls, < 168)"
+	fi
+	if [[ $engine == libfuzzer && -z $bad ]]; then
+		mkdir -p "$tmp/empty"
+		(cd "$tmp/empty" && "$OUT/$f" -seed=1337 -runs=4 </dev/null >"$tmp/$t.start" 2>&1) || true
+		edges=$(grep -Po 'INFO: Loaded [[:digit:]]+ module.*\(.*(counters|guards)\):[[:space:]]+\K[[:digit:]]+' "$tmp/$t.start" || true)
+		if ! grep -q 'Done 4 runs' "$tmp/$t.start"; then
+			bad="startup crash or exit (-seed=1337 -runs=4): $(tail -3 "$tmp/$t.start" | tr '\n' ' ')"
+		elif ((${edges:-0} < 100)); then
+			bad="only partial coverage instrumentation (${edges:-0} edges, < 100)"
+		fi
+	fi
+	if [[ -n $bad ]]; then
+		echo "check_build: FAIL: BAD BUILD: $f $bad"
+		fail=1
+		continue
+	fi
+	echo "check_build: $f ok ($n seeds, dict, options, $asan __asan / $ubsan __ubsan calls${edges:+, $edges edges})"
 done
 
 # AFL++: the build must also fuzz - afl-fuzz finds the persistent-mode and

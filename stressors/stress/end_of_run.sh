@@ -46,6 +46,15 @@ show() {
 	tail -n "${2:-12}" "$1"
 }
 
+# scribble_fails [ARGS]: a slub run with a planted scribble (--selftest), its
+# output and --json in $work; it must fail (exit 1).
+scribble_fails() {
+	"$bin" slub --ops 3000 --seed 7 --quiet --selftest scribble "$@" --json "$work/s.json" >"$work/out" 2>&1
+	rc=$?
+	show "$work/out" 3
+	[ "$rc" = 1 ] || fail "exit status $rc, want 1"
+}
+
 # A stand-in driver: $1 is its body (sh).
 driver() {
 	printf '#!/bin/sh\n%s\n' "$1" >"$work/driver"
@@ -114,10 +123,7 @@ replay-interrupt)
 replay-inconclusive)
 	# A driver that runs nothing and says nothing: no verdict, not "0 runs passed".
 	driver "exit 0"
-	"$bin" slub --ops 3000 --seed 7 --quiet --selftest scribble --json "$work/s.json" >"$work/out" 2>&1
-	rc=$?
-	show "$work/out" 3
-	[ "$rc" = 1 ] || fail "exit status $rc, want 1"
+	scribble_fails
 	has "$work/out" "^deterministic replay inconclusive: no deterministic run completed: the driver .* printed no 'total:' line"
 	hasnt "$work/out" 'found only by free-running mode'
 	hasnt "$work/out" '0 deterministic runs'
@@ -132,11 +138,7 @@ esac
 echo "run 3 seed 0x7 policy random steps 24: FAILED: planted by end_of_run.sh"
 echo "rerun: ./mmfuzz stress slub --deterministic --seed 0x7 --run 3 --policy random"
 exec sleep 60'
-	"$bin" slub --ops 3000 --seed 7 --quiet --selftest scribble --replay-time 2 --json "$work/s.json" \
-		>"$work/out" 2>&1
-	rc=$?
-	show "$work/out" 3
-	[ "$rc" = 1 ] || fail "exit status $rc, want 1"
+	scribble_fails --replay-time 2
 	has "$work/out" '^deterministic replay inconclusive: run 3 of policy random failed \(planted by end_of_run.sh\), but its rerun alone did not end'
 	secs=$(sed -n 's/.*"runs": [0-9]*, "seconds": \([0-9.]*\)}.*/\1/p' "$work/s.json")
 	echo "replay attempt: ${secs:-?} s"
@@ -145,10 +147,7 @@ exec sleep 60'
 failed-vacuity)
 	# A run that failed stopped at its failure: which injections had not
 	# fired yet is no finding, and is not reported as one.
-	"$bin" slub --ops 3000 --seed 7 --quiet --selftest scribble --no-replay --json "$work/s.json" >"$work/out" 2>&1
-	rc=$?
-	show "$work/out" 3
-	[ "$rc" = 1 ] || fail "exit status $rc, want 1"
+	scribble_fails --no-replay
 	has "$work/out" 'failure: thread 0, op [0-9]+: C1 violated'
 	hasnt "$work/out" 'VACUOUS'
 	has "$work/s.json" '"vacuous": ""'

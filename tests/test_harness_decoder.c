@@ -4,7 +4,7 @@
  * (targets/common/program.c): every byte string decodes to a valid
  * program; text -> bytes -> program is exact; a byte inserted inside one op
  * changes that op only; separators inside arguments are escaped; op text
- * errors name the line.
+ * errors name the line; numbers are decimal or 0x hex, never octal.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -215,11 +215,47 @@ static void test_text_errors(void)
 	free(out);
 }
 
+/*
+ * Numbers are decimal or 0x hex (a leading 0 is not octal); a value is
+ * never cut short; an argument given twice is refused; CRLF text reads as LF.
+ */
+static void test_text_numbers_and_lines(void)
+{
+	struct mf_op s;
+	char err[256];
+
+	REQUIRE(mf_parse_text(&target, "wide big=010 neg=-010\n", &s, prog, MF_MAX_OPS, err, sizeof(err)) == 1);
+	CHECK_MSG(prog[0].a[0] == 10 && prog[0].a[1] == -10, "big %ld neg %ld", prog[0].a[0], prog[0].a[1]);
+	REQUIRE(mf_parse_text(&target, "wide big=0x10 neg=-0x10\n", &s, prog, MF_MAX_OPS, err, sizeof(err)) == 1);
+	CHECK_MSG(prog[0].a[0] == 16 && prog[0].a[1] == -16, "big %ld neg %ld", prog[0].a[0], prog[0].a[1]);
+	CHECK(mf_parse_text(&target, "small x=08\n", &s, prog, MF_MAX_OPS, err, sizeof(err)) < 0);
+	CHECK_MSG(strstr(err, "outside"), "08 is eight, outside x's range: %s", err);
+	CHECK(mf_parse_text(&target, "wide big=0x\n", &s, prog, MF_MAX_OPS, err, sizeof(err)) < 0);
+	CHECK(mf_parse_text(&target, "wide big=+5\n", &s, prog, MF_MAX_OPS, err, sizeof(err)) < 0);
+
+	/* "x=0000...0003", longer than the old 512-byte copy: it was cut to x=0. */
+	char line[1200] = "small x=";
+	memset(line + 8, '0', 1000);
+	snprintf(line + 1008, sizeof(line) - 1008, "3\n");
+	REQUIRE(mf_parse_text(&target, line, &s, prog, MF_MAX_OPS, err, sizeof(err)) == 1);
+	CHECK_MSG(prog[0].a[0] == 3, "x %ld", prog[0].a[0]);
+
+	CHECK(mf_parse_text(&target, "small x=1 x=2\n", &s, prog, MF_MAX_OPS, err, sizeof(err)) < 0);
+	CHECK_MSG(strstr(err, "given twice"), "%s", err);
+	CHECK(mf_parse_text(&target, "small 1 x=2\n", &s, prog, MF_MAX_OPS, err, sizeof(err)) < 0);
+
+	REQUIRE(mf_parse_text(&target, "setup colour=blue n=2\r\npick 0 green A|B\r\n", &s, prog, MF_MAX_OPS, err,
+			      sizeof(err)) == 1);
+	CHECK(s.a[0] == 2 && s.a[1] == 2);
+	CHECK(prog[0].a[1] == 1 && prog[0].a[2] == 3);
+}
+
 int main(void)
 {
 	test_any_bytes_valid();
 	test_text_roundtrip();
 	test_insertion_is_local();
 	test_text_errors();
+	test_text_numbers_and_lines();
 	TEST_DONE();
 }

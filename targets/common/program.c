@@ -329,6 +329,8 @@ void mf_print_program(FILE *f, const struct mf_target *t, const struct mf_op *se
 
 /* ------------------------------------------------------------ text in */
 
+#define MF_TEXT_LINE 2048        /* the longest line of op text, its NUL included */
+
 static int perr(char *err, size_t errlen, unsigned int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static int perr(char *err, size_t errlen, unsigned int line, const char *fmt, ...)
@@ -342,21 +344,38 @@ static int perr(char *err, size_t errlen, unsigned int line, const char *fmt, ..
 	return -1;
 }
 
+/*
+ * A number in op text: decimal, or hex after 0x, with an optional '-'.  A
+ * leading 0 is a decimal digit, not octal ("order=010" is ten, as the
+ * stressors and ./mmfuzz run read numbers).  Values past LONG_MAX up to
+ * ULONG_MAX are taken as their unsigned bits (flag words).
+ */
 static bool parse_number(const char *s, long *v)
 {
+	const char *p = s;
+	bool neg = *p == '-';
+	int base = 10;
 	char *end;
-	errno = 0;
-	long x = strtol(s, &end, 0);
-	if (errno == ERANGE) {
-		unsigned long u = strtoul(s, &end, 0);
-		if (errno == ERANGE && *s != '-')
-			return false;
-		x = (long)u;
-		errno = 0;
+
+	if (neg)
+		p++;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
 	}
-	if (end == s || *end || errno)
+	if (!(base == 16 ? isxdigit((unsigned char)*p) : isdigit((unsigned char)*p)))
 		return false;
-	*v = x;
+	errno = 0;
+	unsigned long u = strtoul(p, &end, base);
+	if (errno || *end)
+		return false;
+	if (neg) {
+		if (u > (unsigned long)LONG_MAX + 1)
+			return false;
+		*v = (long)(0 - u);
+	} else {
+		*v = (long)u;
+	}
 	return true;
 }
 
@@ -397,7 +416,9 @@ static int parse_value(const struct mf_arg *a, const char *s, long *out, char *e
 		return 0;
 	case MF_FLAGS: {
 		unsigned long bits = 0, all = 0;
-		char buf[512];
+		char buf[MF_TEXT_LINE];
+		if (strlen(s) >= sizeof(buf))
+			return perr(err, errlen, line, "%s: value too long", a->name);
 		snprintf(buf, sizeof(buf), "%s", s);
 		char *save = NULL;
 		for (char *tok = strtok_r(buf, "|", &save); tok; tok = strtok_r(NULL, "|", &save)) {
@@ -437,6 +458,7 @@ static int parse_args(const struct mf_opdesc *d, char *rest, struct mf_op *op, c
 		      unsigned int line)
 {
 	unsigned int na = nargs(d), pos = 0;
+	bool given[MF_MAX_ARGS] = { false };
 	for (unsigned int i = 0; i < na; i++)
 		op->a[i] = d->args[i].kind == MF_FLAGS ? 0 : d->args[i].lo;
 	char *save = NULL;
@@ -455,9 +477,11 @@ static int parse_args(const struct mf_opdesc *d, char *rest, struct mf_op *op, c
 			if (i >= na)
 				return perr(err, errlen, line, "%s takes %u arguments", d->name, na);
 		}
-		char value[512];
-		snprintf(value, sizeof(value), "%s", tok);
-		if (parse_value(&d->args[i], value, &op->a[i], err, errlen, line))
+		/* "alloc order=1 order=2": which one was meant?  The last one silently won. */
+		if (given[i])
+			return perr(err, errlen, line, "%s: argument '%s' given twice", d->name, d->args[i].name);
+		given[i] = true;
+		if (parse_value(&d->args[i], tok, &op->a[i], err, errlen, line))
 			return -1;
 		pos = i + 1;
 	}
@@ -474,15 +498,18 @@ int mf_parse_text(const struct mf_target *t, const char *text, struct mf_op *set
 	memset(setup, 0, sizeof(*setup));
 	parse_args(t->setup, (char[]){ "" }, setup, err, errlen, 0);
 	while (*p) {
-		char buf[2048];
+		char buf[MF_TEXT_LINE];
 		const char *nl = strchr(p, '\n');
 		size_t len = nl ? (size_t)(nl - p) : strlen(p);
 		line++;
 		if (len >= sizeof(buf))
-			return perr(err, errlen, line, "line too long");
+			return perr(err, errlen, line, "line too long (at most %zu characters)", sizeof(buf) - 1);
 		memcpy(buf, p, len);
 		buf[len] = 0;
 		p += len + (nl ? 1 : 0);
+		/* Text saved with CRLF line ends (an editor, a mail client): the CR is no part of a value. */
+		while (len && (buf[len - 1] == '\r' || buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+			buf[--len] = 0;
 		char *hash = strchr(buf, '#');
 		if (hash)
 			*hash = 0;

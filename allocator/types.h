@@ -45,6 +45,8 @@ enum pageflags {
 #define ZONES_PGSHIFT     56                 /* zone index lives in flags[56..57] */
 #define ZONES_MASK        3UL
 #define PAGE_FLAGS_CHECK_AT_FREE ((1UL << PG_reserved) | (1UL << PG_slab) | (1UL << PG_buddy))
+/* What must be clear on a page coming off a free list: every page flag (the kernel's PAGEFLAGS_MASK). */
+#define PAGE_FLAGS_CHECK_AT_PREP ((1UL << __NR_PAGEFLAGS) - 1)
 
 /*
  * SLUB's packed counters (struct slab in Linux >= 5.17, struct page before):

@@ -7,6 +7,8 @@
  * the free lists per zone and order, NR_FREE_PAGES, the allocation
  * counters - compared after draining the pcp lists on both sides, so a
  * free that wrongly went through would show - and mm_check level 3 clean.
+ * Tail pages of an order > 0 free are checked too, and a page coming off a
+ * free list must carry no page flag at all.
  * Then, in a child process, that MM_BAD_ABORT aborts (SIGABRT).
  */
 #include <signal.h>
@@ -140,6 +142,46 @@ static void test_reports(void)
 	BAD(mm, "interior", bpfn + 1, __free_pages(mm, big + 1, 0));
 	BAD(mm, "interior", bpfn + 16, __free_pages(mm, big + 16, 4));
 	BAD(mm, "interior", bpfn + 31, free_pages(mm, (unsigned long)page_address(mm, big + 31), 0));
+
+	/*
+	 * A tail page whose state says someone else holds it (free_page_is_bad()
+	 * on every tail, free_pages_prepare()): the whole free is refused, the
+	 * block stays allocated.  The model merged such a tail into the buddy.
+	 */
+	/* (The planted state is undone before bad_end's checker walk, which would see it too.) */
+#define BAD_TAIL(keyword, pfn, stmt, plant, undo)                            \
+	do {                                                                 \
+		plant;                                                       \
+		bad_begin(mm);                                               \
+		stmt;                                                        \
+		undo;                                                        \
+		bad_end(mm, #stmt " with " #plant, keyword, pfn);            \
+	} while (0)
+	BAD_TAIL("tail page: already free", bpfn + 7, __free_pages(mm, big, 5),
+		 page_flag_set(&big[7], PG_buddy), page_flag_clear(&big[7], PG_buddy));
+	BAD_TAIL("tail page: PAGE_FLAGS_CHECK_AT_FREE", bpfn + 30, __free_pages(mm, big, 5),
+		 page_flag_set(&big[30], PG_slab), page_flag_clear(&big[30], PG_slab));
+	BAD_TAIL("tail page: nonzero _refcount", bpfn + 3, __free_pages(mm, big, 5),
+		 set_page_count(&big[3], 1), set_page_count(&big[3], 0));
+	BAD_TAIL("tail page: PAGE_FLAGS_CHECK_AT_FREE", cpfn + 2, __free_pages(mm, comp, 3),
+		 page_flag_set(&comp[2], PG_slab), page_flag_clear(&comp[2], PG_slab));
+#undef BAD_TAIL
+
+	/*
+	 * A page coming off a free list with a stale flag - PG_head, which is
+	 * no free-time flag - is bad (check_new_page() tests every page flag,
+	 * PAGE_FLAGS_CHECK_AT_PREP); the model tested only the free-time ones.
+	 */
+	struct page *freep = pfn_to_page(mm, 20000 + 77);
+	REQUIRE(freep && page_count(freep) == 0);
+	page_flag_set(freep, PG_head);
+	unsigned long rep_prep = mm_nr_reports(mm);
+	CHECK(check_new_pages(mm, freep, 0));
+	CHECK_MSG(mm_nr_reports(mm) == rep_prep + 1 && strstr(mm_last_report(mm)->reason, "PAGE_FLAGS_CHECK_AT_PREP"),
+		  "a free page with PG_head: %lu reports, reason '%s'", mm_nr_reports(mm) - rep_prep,
+		  mm_nr_reports(mm) > rep_prep ? mm_last_report(mm)->reason : "");
+	page_flag_clear(freep, PG_head);
+	CHECK(!check_new_pages(mm, freep, 0));
 
 	/* struct page pointers that are not struct pages of this memmap. */
 	struct page fake;

@@ -98,14 +98,17 @@ void prep_new_page(struct mm *mm, struct page *page, unsigned int order, gfp_t g
 }
 
 /*
- * check_new_page(): a page coming off a free list must look free.  A page
- * that does not is reported and leaked (the kernel's "bad page" policy).
+ * check_new_page(): a page coming off a free list must look free - no
+ * reference, no owner, and no page flag at all (page_expected_state() with
+ * PAGE_FLAGS_CHECK_AT_PREP: a stale PG_head too, not only the free-time
+ * flags).  A page that does not is reported and leaked (the kernel's "bad
+ * page" policy).
  */
 bool check_new_pages(struct mm *mm, struct page *page, unsigned int order)
 {
 	for (unsigned long i = 0; i < (1UL << order); i++) {
 		struct page *p = page + i;
-		if (unlikely(page_count(p) != 0 || (p->flags & PAGE_FLAGS_CHECK_AT_FREE) || p->owner_order)) {
+		if (unlikely(page_count(p) != 0 || (p->flags & PAGE_FLAGS_CHECK_AT_PREP) || p->owner_order)) {
 			bad_page(mm, p, page_count(p) ? "nonzero _refcount" :
 				 p->owner_order ? "page on a free list is owned" :
 				 "PAGE_FLAGS_CHECK_AT_PREP flag(s) set");
@@ -368,12 +371,27 @@ static noinline void free_page_is_bad_report(struct mm *mm, struct page *page, u
 	bad_page(mm, page, "corrupted page state");
 }
 
-/* The compound tails must still point at their head (free_tail_page_prepare()). */
-static bool free_tail_pages_bad(struct mm *mm, struct page *page, unsigned int order)
+/*
+ * The tail pages of an order > 0 free (free_pages_prepare()'s loop over
+ * page + 1 .. page + (1 << order) - 1): a compound page's tails must still
+ * point at their head (free_tail_page_prepare()), and every tail must look
+ * like a page no one holds (free_page_is_bad(): no reference, no owner, no
+ * free-time flag) - a tail left PageBuddy, PG_slab or referenced by a bug
+ * would otherwise be merged into the buddy unreported.
+ */
+static bool free_tail_pages_bad(struct mm *mm, struct page *page, unsigned int order, bool compound)
 {
 	for (unsigned long i = 1; i < (1UL << order); i++) {
-		if (READ_ONCE(page[i].compound_head) != ((unsigned long)page | 1UL)) {
-			bad_page(mm, &page[i], "compound_head not consistent");
+		struct page *p = &page[i];
+		if (compound && READ_ONCE(p->compound_head) != ((unsigned long)page | 1UL)) {
+			bad_page(mm, p, "compound_head not consistent");
+			return true;
+		}
+		if (unlikely(page_count(p) != 0 || (p->flags & PAGE_FLAGS_CHECK_AT_FREE) || p->owner_order)) {
+			bad_page(mm, p, page_count(p) ? "tail page: nonzero _refcount" :
+				 p->owner_order ? "tail page: owned by an allocation of its own" :
+				 PageBuddy(p) ? "tail page: already free (PageBuddy)" :
+				 "tail page: PAGE_FLAGS_CHECK_AT_FREE flag(s) set");
 			return true;
 		}
 	}
@@ -396,7 +414,7 @@ bool free_pages_prepare(struct mm *mm, struct page *page, unsigned int order)
 		free_page_is_bad_report(mm, page, order);
 		return false;
 	}
-	if (compound && free_tail_pages_bad(mm, page, order))
+	if (order && free_tail_pages_bad(mm, page, order, compound))
 		return false;
 
 	if (compound) {

@@ -120,7 +120,7 @@ void __free_one_page(struct zone *zone, struct page *page, unsigned long pfn,
 	VM_BUG_ON(migratetype < 0 || migratetype >= MIGRATE_TYPES);
 	VM_BUG_ON_PAGE(pfn & ((1UL << order) - 1), page);
 	VM_BUG_ON_PAGE(!zone_spans_pfn(zone, pfn), page);
-	VM_BUG_ON_PAGE(page->flags & PAGE_FLAGS_CHECK_AT_FREE, page);
+	VM_BUG_ON_PAGE(page->flags & PAGE_FLAGS_CHECK_AT_PREP, page);
 
 	if (likely(!is_migrate_isolate(migratetype)))
 		__mod_zone_freepage_state(zone, 1L << order, migratetype);

@@ -157,6 +157,7 @@ static void free_prepared_page_list(struct mm *mm, struct list_head *list)
 				spin_lock_irqsave(&zone->lock, flags);
 				__free_one_page(zone, page, pfn, 0, mt, FPI_NONE);
 				spin_unlock_irqrestore(&zone->lock, flags);
+				/* Counted, unlike 6.6's free_one_page(): B4 (see free_unref_page()). */
 				__count_vm_events(mm, PGFREE, 1);
 				continue;
 			}
@@ -175,6 +176,7 @@ static void free_prepared_page_list(struct mm *mm, struct list_head *list)
 			spin_lock_irqsave(&zone->lock, flags);
 			__free_one_page(zone, page, pfn, 0, get_pfnblock_migratetype(mm, page, pfn), FPI_NONE);
 			spin_unlock_irqrestore(&zone->lock, flags);
+			/* Counted, unlike 6.6's free_one_page(): B4 (see free_unref_page()). */
 			__count_vm_events(mm, PGFREE, 1);
 			continue;
 		}

@@ -526,6 +526,12 @@ to_buddy:
 	spin_lock_irqsave(&zone->lock, flags);
 	split_large_buddy(zone, page, pfn, order, FPI_NONE);
 	spin_unlock_irqrestore(&zone->lock, flags);
+	/*
+	 * Not the kernel's: 6.6's free_one_page() fallback (isolated block,
+	 * pcp trylock failed) counts no PGFREE, an undercount it has.  The
+	 * model counts every freed page so that B4 (PGALLOC - PGFREE == pages
+	 * allocated, check.c) holds; a port of a 6.6 hunk must keep this count.
+	 */
 	__count_vm_events(mm, PGFREE, 1UL << order);
 }
 

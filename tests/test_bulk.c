@@ -4,7 +4,8 @@
  * populated entries, return the number of populated entries, never touch
  * the array past nr_pages (guard words, and an exact-size heap array for
  * ASan), an already-full array, exhaustion half-way, the list variant, and
- * bulk vs N single allocations leaving the same state and counters.
+ * bulk vs N single allocations leaving the same state and counters; a
+ * list free drops the pcp lock every 32 pages.
  */
 #include <stdint.h>
 #include <string.h>
@@ -198,6 +199,86 @@ static void test_release_bad(void)
 	mm_destroy(mm);
 }
 
+#ifdef MM_TEST_HOOKS
+/*
+ * free_unref_page_list() holds the pcp lock for at most 32 pages
+ * (SWAP_CLUSTER_MAX in 6.6): 96 pages of one zone take it 3 times, and an
+ * interrupt raised at the point before each retake finds the pcp free.
+ * The model held it for the whole list: 1 time, and no such window.
+ */
+struct lock_count {
+	bool on;
+	unsigned long before_lock, irq_got_pcp, irqs;
+	int zone;
+};
+
+static void list_free_hook(struct mm *mm, enum mm_pp point, void *ctx)
+{
+	struct lock_count *lc = ctx;
+	if (!lc->on || point != MM_PP_PCP_BEFORE_LOCK || in_interrupt())
+		return;
+	lc->before_lock++;
+	if (lc->before_lock > 1 && mm_raise_irq(mm))
+		lc->irqs++;
+}
+
+static void list_free_irq(struct mm *mm, int cpu, void *ctx)
+{
+	struct lock_count *lc = ctx;
+	struct mm_pcp_info before, after;
+	(void)cpu;
+	/* GFP_ATOMIC order 0 from the same zone: through this vCPU's pcp when its lock is free. */
+	mm_pcp_info(mm, lc->zone, cpu, &before);
+	struct page *p = alloc_pages(mm, GFP_ATOMIC, 0);
+	mm_pcp_info(mm, lc->zone, cpu, &after);
+	if (p && after.count + 1 == before.count)
+		lc->irq_got_pcp++;
+	if (p)
+		__free_pages(mm, p, 0);
+}
+
+static void test_list_free_batches(void)
+{
+	struct mm_config c;
+	mm_config_default(&c);
+	c.nr_cpus = 1;
+	c.pcp_batch = 8;
+	c.pcp_high = 512;                   /* the list's pages stay on the pcp: one lock per retake */
+	struct mm *mm = test_create(&c);
+	enum { N = 96 };
+	LIST_HEAD_DECL(list);
+	struct lock_count lc = { 0 };
+	for (int i = 0; i < N; i++) {
+		struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
+		REQUIRE(p);
+		if (i == 0)
+			lc.zone = (int)page_zonenum(p);
+		REQUIRE(page_zonenum(p) == (enum zone_type)lc.zone);
+		list_add_tail(&p->lru, &list);
+	}
+	/* Something on the pcp for the interrupt to take. */
+	struct page *spare[4];
+	for (int i = 0; i < 4; i++)
+		spare[i] = alloc_pages(mm, GFP_KERNEL, 0);
+	for (int i = 0; i < 4; i++)
+		__free_pages(mm, spare[i], 0);
+	mm_set_sched_hook(mm, list_free_hook, &lc);
+	mm_set_irq_handler(mm, list_free_irq, &lc);
+	lc.on = true;
+	free_unref_page_list(mm, &list);
+	lc.on = false;
+	mm_set_sched_hook(mm, NULL, NULL);
+	mm_set_irq_handler(mm, NULL, NULL);
+	CHECK_MSG(lc.before_lock == N / 32, "96 pages: the pcp lock taken %lu times, expected %d", lc.before_lock,
+		  N / 32);
+	CHECK_MSG(lc.irqs > 0 && lc.irq_got_pcp == lc.irqs,
+		  "interrupts between batches: %lu raised, %lu used the pcp", lc.irqs, lc.irq_got_pcp);
+	CHECK(mm_vm_event(mm, PGALLOC) == mm_vm_event(mm, PGFREE));
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+#endif
+
 int main(void)
 {
 	test_guards_and_prepopulated();
@@ -206,5 +287,8 @@ int main(void)
 	test_exhaustion();
 	test_bulk_equals_singles();
 	test_release_bad();
+#ifdef MM_TEST_HOOKS
+	test_list_free_batches();
+#endif
 	TEST_DONE();
 }

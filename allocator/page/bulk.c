@@ -126,16 +126,23 @@ failed:
 	goto out;
 }
 
+/* free_unref_page_list() drops the pcp lock after this many pages (the kernel's SWAP_CLUSTER_MAX). */
+#define FREE_LIST_BATCH 32
+
 /*
  * The commit half of free_unref_page_list(): pages already through
  * free_pages_prepare(), taking the pcp lock once per run of pages of the
- * same zone (6.6 batches the same way).
+ * same zone, and dropping it after every FREE_LIST_BATCH pages committed -
+ * 6.6 batches the same way ("guard against excessive IRQ disabled times";
+ * batch_count is not reset by a change of zone), so an interrupt or a
+ * remote drain can take the pcp in the middle of a long list.
  */
 static void free_prepared_page_list(struct mm *mm, struct list_head *list)
 {
 	struct per_cpu_pages *pcp = NULL;
 	struct zone *locked_zone = NULL;
 	struct list_head *pos, *n;
+	unsigned int batch_count = 0;
 
 	list_for_each_safe(pos, n, list) {
 		struct page *page = list_entry(pos, struct page, lru);
@@ -181,6 +188,12 @@ static void free_prepared_page_list(struct mm *mm, struct list_head *list)
 			continue;
 		}
 		free_unref_page_commit(zone, pcp, page, mt, 0);
+		if (++batch_count == FREE_LIST_BATCH) {
+			pcp_spin_unlock(pcp);       /* retaken for the next page, as after a change of zone */
+			batch_count = 0;
+			pcp = NULL;
+			locked_zone = NULL;
+		}
 	}
 	if (pcp)
 		pcp_spin_unlock(pcp);

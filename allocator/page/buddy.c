@@ -242,15 +242,28 @@ struct page *__rmqueue_smallest(struct zone *zone, unsigned int order, int migra
 
 /*
  * Is @p the first page of a free block?  If not, count it in *num_movable
- * when it heads a movable allocation (PageLRU / __PageMovable in the
+ * when it belongs to a movable allocation (PageLRU / __PageMovable in the
  * kernel).  Allocated pages are read racily, as the kernel reads them.
+ *
+ * 6.6's move_freepages() tests every pfn, and PageLRU() of a tail page
+ * reads its head's flag (PF_HEAD), so every page of a movable compound
+ * allocation counts: the head adds all of them that lie before @last_pfn
+ * (the tails, which have no owner of their own, add nothing).  A page of a
+ * non-compound allocation has no tails, so only its first page counts.
  */
-static __data_racy bool page_is_free_head(struct page *p, unsigned long *num_movable)
+static __data_racy bool page_is_free_head(struct page *p, unsigned long pfn, unsigned long last_pfn,
+					  unsigned long *num_movable)
 {
-	if (READ_ONCE(p->flags) & (1UL << PG_buddy))
+	unsigned long flags = READ_ONCE(p->flags);
+	unsigned int owner_order = READ_ONCE(p->owner_order);
+
+	if (flags & (1UL << PG_buddy))
 		return true;
-	if (num_movable && READ_ONCE(p->owner_order) && READ_ONCE(p->debug_) == MIGRATE_MOVABLE)
-		(*num_movable)++;
+	if (num_movable && owner_order && READ_ONCE(p->debug_) == MIGRATE_MOVABLE) {
+		unsigned long nr = (flags & (1UL << PG_head)) ? 1UL << (owner_order - 1) : 1;
+
+		*num_movable += MIN(nr, last_pfn - pfn + 1);
+	}
 	return false;
 }
 
@@ -283,7 +296,7 @@ static unsigned long move_freepages_block_count(struct zone *zone, struct page *
 			continue;
 		}
 		struct page *p = __pfn_to_page(mm, pfn);
-		if (!page_is_free_head(p, num_movable)) {
+		if (!page_is_free_head(p, pfn, end_pfn, num_movable)) {
 			pfn++;
 			continue;
 		}
@@ -564,11 +577,19 @@ bool unreserve_highatomic_pageblock(struct mm *mm, int highest_zoneidx, int migr
 			if (!page)
 				continue;
 			unsigned long pfn = __page_to_pfn(mm, page);
-			if (!is_migrate_highatomic(get_pfnblock_migratetype(mm, page, pfn)))
-				continue;
-			/* Adjust the count once, whatever size the block (6.9). */
-			unsigned long size = MAX(pageblock_nr_pages(mm), 1UL << order);
-			zone->nr_reserved_highatomic -= MIN(size, zone->nr_reserved_highatomic);
+			/*
+			 * A page on the highatomic list whose pageblock is no
+			 * longer highatomic (a racy free in 6.6; the model's
+			 * frees take the pageblock's type at the time, so it is
+			 * not expected here) is not counted again, but its block
+			 * is converted and its pages moved all the same, as 6.6
+			 * does.  The count drops by the block's size, at least a
+			 * pageblock (6.9: a block of several pageblocks at once).
+			 */
+			if (is_migrate_highatomic(get_pfnblock_migratetype(mm, page, pfn))) {
+				unsigned long size = MAX(pageblock_nr_pages(mm), 1UL << order);
+				zone->nr_reserved_highatomic -= MIN(size, zone->nr_reserved_highatomic);
+			}
 			if (order < mm->pageblock_order) {
 				set_pageblock_migratetype(zone, pfn, migratetype);
 				if (!move_freepages_block(zone, page, migratetype))

@@ -3,7 +3,8 @@
  * test_pcp.c - per-cpu page lists: refill by batch, trimming above high,
  * per-order lists, local and all-CPU drains, runtime high/batch updates
  * (including high < batch, the 2020 hang's trigger), high following the
- * low watermark when min_free_kbytes or watermark_scale_factor change,
+ * low watermark when min_free_kbytes or watermark_scale_factor change and
+ * being split over the online vCPUs,
  * the buddy prefetch
  * option, free_factor scaling the trims without a cap (6.6), isolated pageblocks bypassing the lists, and P1 catching a
  * corrupted count.
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "mm/cpu.h"
 #include "page/pcp.h"
 #include "test.h"
 #include "buddy_test.h"
@@ -197,6 +199,77 @@ static void test_high_follows_watermarks(void)
 	mm_destroy(mm);
 }
 
+/*
+ * page_alloc_cpu_online()/page_alloc_cpu_dead() (CPUHP_PAGE_ALLOC in 6.6)
+ * split the high over the online vCPUs: offlining one raises every pcp's
+ * high, onlining it lowers it again.  A list above its lowered high is not
+ * drained (P1 allows it) and its next free trims it.  A high set
+ * explicitly stays whatever goes offline.
+ */
+static int want_high(struct mm *mm, int online)
+{
+	struct mm_pcp_info info;
+	REQUIRE(mm_pcp_info(mm, ZONE_NORMAL, 0, &info) == 0);
+	long want = (long)(zone_wmark_pages(mm_zone(mm, ZONE_NORMAL), WMARK_LOW) / (unsigned long)online);
+	return (int)(want < 4L * info.batch ? 4L * info.batch : want);
+}
+
+static void test_high_follows_online_cpus(void)
+{
+	struct mm *mm = make(0, 0, false);
+	const int nr = (int)mm_get_config(mm)->nr_cpus;
+	struct mm_pcp_info info;
+	REQUIRE(nr >= 3);
+
+	for (int off = 0; off < nr - 1; off++) {
+		if (off)
+			REQUIRE(mm_cpu_offline(mm, nr - off) == 0);
+		REQUIRE(mm_num_online_cpus(mm) == nr - off);
+		for (int cpu = 0; cpu < nr; cpu++) {
+			REQUIRE(mm_pcp_info(mm, ZONE_NORMAL, cpu, &info) == 0);
+			CHECK_MSG(info.high == want_high(mm, nr - off), "%d vCPUs online: cpu %d high %d, want %d",
+				  nr - off, cpu, info.high, want_high(mm, nr - off));
+		}
+	}
+	/* One vCPU online now: fill its list above the high that all of them online would give it. */
+	int low_high = want_high(mm, nr), one_high = want_high(mm, 1);
+	REQUIRE(low_high + 8 < one_high);
+	enum { N = 4096 };
+	static struct page *pages[N];
+	int n = 0;
+	while (n < N && pcp_count(mm, ZONE_NORMAL) <= low_high + 4) {
+		int start = n;
+		for (int i = 0; i < 64 && n < N; i++, n++)
+			REQUIRE((pages[n] = alloc_pages(mm, GFP_KERNEL, 0)));
+		for (int i = start; i < n; i++)
+			__free_pages(mm, pages[i], 0);
+	}
+	int filled = pcp_count(mm, ZONE_NORMAL);
+	REQUIRE(filled > low_high + 4);
+	for (int cpu = 1; cpu < nr; cpu++)
+		REQUIRE(mm_cpu_online(mm, cpu) == 0);
+	REQUIRE(mm_pcp_info(mm, ZONE_NORMAL, 0, &info) == 0);
+	CHECK_MSG(info.high == low_high, "all vCPUs online again: high %d, want %d", info.high, low_high);
+	CHECK(info.count == filled);            /* onlining drains nothing */
+	CHECK_MM(mm, 3);
+	struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
+	REQUIRE(p);
+	__free_pages(mm, p, 0);
+	CHECK_MSG(pcp_count(mm, ZONE_NORMAL) < filled, "count %d not trimmed to the new high %d (was %d)",
+		  pcp_count(mm, ZONE_NORMAL), low_high, filled);
+	CHECK_MM(mm, 3);
+	drain_all_pages(mm, NULL);
+	mm_destroy(mm);
+
+	/* An explicit high is the same with one vCPU online as with all. */
+	mm = make(50, 5, false);
+	for (int cpu = 1; cpu < nr; cpu++)
+		REQUIRE(mm_cpu_offline(mm, cpu) == 0);
+	REQUIRE(mm_pcp_info(mm, ZONE_NORMAL, 0, &info) == 0);
+	CHECK(info.high == 50 && info.batch == 5);
+	mm_destroy(mm);
+}
+
 /* The prefetch option changes when pages are collected, never the result. */
 static void test_prefetch_same_result(void)
 {
@@ -361,6 +434,7 @@ int main(void)
 	test_drain_all_and_zones();
 	test_runtime_update();
 	test_high_follows_watermarks();
+	test_high_follows_online_cpus();
 	test_prefetch_same_result();
 	test_prefetch_edges();
 	test_isolated_bypass();

@@ -29,7 +29,7 @@
  *	cmpxchg: after a migration c is another task's vCPU)
  *	mm_preempt_point(mm, MM_PP_AFTER_CMPXCHG);
  *   cpu-dead callbacks, registered once at setup:
- *	mm_cpuhp_register(mm, "mm/page_alloc:dead", NULL, page_alloc_cpu_dead);
+ *	mm_cpuhp_register(mm, "mm/page_alloc:pcp", page_alloc_cpu_online, page_alloc_cpu_dead);
  *	(dead callbacks run in reverse registration order, holding the vCPU)
  *   draining every vCPU: cpus_read_lock(mm); for_each_online_cpu(cpu, mm)
  *	drain(per_cpu_ptr(..., cpu)) under the data's own lock; cpus_read_unlock(mm).

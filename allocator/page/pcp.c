@@ -52,8 +52,15 @@ static int zone_batchsize(struct zone *zone)
 	return (int)MAX(p - 1, 1L);
 }
 
-/* zone_highsize(): the low watermark (or managed / fraction) split over the vCPUs, at least 4 batches. */
-static int zone_highsize(struct mm *mm, struct zone *zone, int batch)
+/*
+ * zone_highsize(): the low watermark (or managed / fraction) split over the
+ * online vCPUs, at least 4 batches.  6.6 splits it over the node's CPUs -
+ * one node here, so the online vCPUs - plus @cpu_online: the cpuhp online
+ * callback runs before the new CPU is marked online, and counts it so.
+ * No vCPU online (not reached: the last one never goes down) splits it
+ * over every vCPU, as the kernel falls back to num_online_cpus().
+ */
+static int zone_highsize(struct mm *mm, struct zone *zone, int batch, int cpu_online)
 {
 	unsigned long total;
 	unsigned int frac = mm->cfg.percpu_pagelist_high_fraction;
@@ -62,14 +69,18 @@ static int zone_highsize(struct mm *mm, struct zone *zone, int batch)
 		total = zone_wmark_pages(zone, WMARK_LOW);
 	else
 		total = zone_managed_pages(zone) / frac;
-	long high = (long)(total / mm->cfg.nr_cpus);
+	long nr_split_cpus = mm_num_online_cpus(mm) + cpu_online;
+	if (nr_split_cpus <= 0)
+		nr_split_cpus = mm->cfg.nr_cpus;
+	long high = (long)(total / (unsigned long)nr_split_cpus);
 	return (int)MAX(high, (long)batch << 2);
 }
 
-static void pcp_set_high_and_batch(struct mm *mm, struct zone *zone)
+/* zone_set_pageset_high_and_batch(): every vCPU's pcp, online or not, gets the zone's new high and batch. */
+static void __pcp_set_high_and_batch(struct mm *mm, struct zone *zone, int cpu_online)
 {
 	int batch = mm->cfg.pcp_batch ? (int)mm->cfg.pcp_batch : zone_batchsize(zone);
-	int high = mm->cfg.pcp_high ? (int)mm->cfg.pcp_high : zone_highsize(mm, zone, batch);
+	int high = mm->cfg.pcp_high ? (int)mm->cfg.pcp_high : zone_highsize(mm, zone, batch, cpu_online);
 
 	zone->pageset_batch = batch;
 	zone->pageset_high = high;
@@ -78,6 +89,11 @@ static void pcp_set_high_and_batch(struct mm *mm, struct zone *zone)
 		atomic_store_explicit(&pcp->batch, batch, memory_order_relaxed);
 		atomic_store_explicit(&pcp->high, high, memory_order_relaxed);
 	}
+}
+
+static void pcp_set_high_and_batch(struct mm *mm, struct zone *zone)
+{
+	__pcp_set_high_and_batch(mm, zone, 0);
 }
 
 int pcp_config_validate(const struct mm_config *c, char *err, size_t errlen)
@@ -98,9 +114,35 @@ int pcp_config_validate(const struct mm_config *c, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * zone_pcp_update(zone, cpu_online) of every populated zone, under
+ * pcp_batch_high_lock: the hotplug callbacks' new split of the high.
+ * A pcp left above its new high is trimmed by its next free, as in 6.6
+ * (nothing drains it now); the checker's P1 bound allows for that
+ * (high_seen).
+ */
+static void zone_pcp_update_cpuhp(struct mm *mm, int cpu_online)
+{
+	mutex_lock(&mm->pcp_batch_high_lock);
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		if (mm->zones[z].per_cpu_pageset)
+			__pcp_set_high_and_batch(mm, &mm->zones[z], cpu_online);
+	mutex_unlock(&mm->pcp_batch_high_lock);
+}
+
+/* page_alloc_cpu_online(): before the vCPU is marked online - count it in the split. */
+static int page_alloc_cpu_online(struct mm *mm, unsigned int cpu)
+{
+	(void)cpu;
+	zone_pcp_update_cpuhp(mm, 1);
+	return 0;
+}
+
+/* page_alloc_cpu_dead(): the dead vCPU's lists go back to the buddy; the others' high grows. */
 static int page_alloc_cpu_dead(struct mm *mm, unsigned int cpu)
 {
 	pcp_cpu_dead(mm, (int)cpu);
+	zone_pcp_update_cpuhp(mm, 0);
 	return 0;
 }
 
@@ -125,8 +167,8 @@ int pcp_setup(struct mm *mm, char *err, size_t errlen)
 		}
 		pcp_set_high_and_batch(mm, zone);
 	}
-	/* Registrations survive mm_reset(); the callback runs holding the dead vCPU. */
-	if (mm_cpuhp_register(mm, "mm/page_alloc:dead", NULL, page_alloc_cpu_dead) < 0) {
+	/* CPUHP_PAGE_ALLOC.  Registrations survive mm_reset(); the callbacks run holding the vCPU. */
+	if (mm_cpuhp_register(mm, "mm/page_alloc:pcp", page_alloc_cpu_online, page_alloc_cpu_dead) < 0) {
 		snprintf(err, errlen, "cannot register the pcp hotplug callback");
 		return -1;
 	}

@@ -162,7 +162,7 @@ static void test_runtime_update(void)
 
 /*
  * setup_per_zone_wmarks() ends with zone_pcp_update() for every zone: the
- * pcp high comes from the low watermark (zone_highsize(): low / nr_cpus,
+ * pcp high comes from the low watermark (zone_highsize(): low / the online vCPUs,
  * at least 4 batches), so a new min_free_kbytes or watermark_scale_factor
  * changes it at once - not only at the next mm_reset().  A high set
  * explicitly (mm_pcp_update()) stays.

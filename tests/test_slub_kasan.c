@@ -203,6 +203,48 @@ static void exact_use_is_fine(void)
 	mm_destroy(mm);
 }
 
+/*
+ * The quarantine on debug caches whose free pointer lies outside the
+ * object (poison; a ctor): objects leaving it are freed without a report,
+ * and nothing stays behind.
+ */
+static int qctor_calls;
+static void qctor(void *obj) { (void)obj; qctor_calls++; }
+
+static void quarantine_debug_caches(void)
+{
+	struct mm *mm = new_mm_child("kasan_quarantine=100000 slub_debug=FPZU");
+	struct kmem_cache *c = kmem_cache_create(mm, "kasan-qctor", 64, 0, 0, qctor);
+	if (!c)
+		_exit(6);
+	for (int round = 0; round < 4; round++) {
+		void *p[200];
+		for (int i = 0; i < 200; i++) {
+			p[i] = round & 1 ? kmem_cache_alloc(c, GFP_KERNEL) : kmalloc(mm, 64, GFP_KERNEL);
+			if (!p[i])
+				_exit(7);
+		}
+		for (int i = 0; i < 200; i++) {
+			if (round & 1)
+				kmem_cache_free(c, p[i]);
+			else
+				kfree(mm, p[i]);
+		}
+	}
+	kmem_cache_shrink(c);
+	kmem_cache_destroy(c);
+	if (mm_nr_reports(mm) != 0) {
+		fprintf(stderr, "%lu reports\n", (unsigned long)mm_nr_reports(mm));
+		_exit(8);
+	}
+	struct mm_violation v;
+	if (!mm_check(mm, 3, &v)) {
+		fprintf(stderr, "%s\n", v.msg);
+		_exit(5);
+	}
+	mm_destroy(mm);
+}
+
 /* ---- the parent ---- */
 
 /* Run @fn in a child; return its stderr (static buffer) and wait status. */
@@ -276,6 +318,7 @@ int main(void)
 	expect_report("quarantine UAF", quarantine_uaf, "use-after-poison", "quarantine_uaf");
 	expect_clean("no quarantine: reuse", no_quarantine_reuse);
 	expect_clean("exact use", exact_use_is_fine);
+	expect_clean("quarantine on debug caches", quarantine_debug_caches);
 	TEST_DONE();
 }
 #else

@@ -698,7 +698,7 @@ static int __kmem_cache_shutdown(struct kmem_cache *s)
 {
 	struct kmem_cache_node *n = get_node(s, 0);
 
-	flush_all(s, true);                     /* destroy: nobody uses the cache any more */
+	flush_all_cpus_locked(s, true);         /* destroy: nobody uses the cache any more */
 	free_partial(s, n);
 	if (node_nr_partial(n) || atomic_load(&n->nr_slabs))
 		return 1;
@@ -708,7 +708,11 @@ static int __kmem_cache_shutdown(struct kmem_cache *s)
 /*
  * kmem_cache_destroy() (Linux 6.6): the last reference shuts the cache
  * down; leaks are reported in the kernel's words and the cache is kept,
- * so nothing is freed that clients still hold.
+ * so nothing is freed that clients still hold.  As in 6.6, cpus_read_lock()
+ * and slab_mutex are held across the shutdown: no vCPU goes down meanwhile,
+ * so its cpu slab is either flushed here or was flushed by slub_cpu_dead()
+ * - never still waiting for it, which made a destroy racing an offline
+ * report a leak that was not there.
  */
 void kmem_cache_destroy(struct kmem_cache *s)
 {
@@ -720,9 +724,11 @@ void kmem_cache_destroy(struct kmem_cache *s)
 	st = slub_state(s->mm);
 	slub_quarantine_drain(s->mm, s);         /* kasan_cache_shutdown() */
 
+	cpus_read_lock(s->mm);
 	mutex_lock(&st->slab_mutex);
 	if (!slub_is_cache(st, s) || s->refcount <= 0) {
 		mutex_unlock(&st->slab_mutex);
+		cpus_read_unlock(s->mm);
 		mm_report(s->mm, "slub", ~0UL, 0, "kmem_cache_destroy: %p is not a live cache (destroyed twice?)",
 			  (void *)s);
 		return;
@@ -730,18 +736,17 @@ void kmem_cache_destroy(struct kmem_cache *s)
 	s->refcount--;
 	if (s->refcount) {
 		mutex_unlock(&st->slab_mutex);
+		cpus_read_unlock(s->mm);
 		return;
 	}
-	/* The remote flush runs without slab_mutex: see "Remote flush" in fastpath.c. */
-	mutex_unlock(&st->slab_mutex);
 	err = __kmem_cache_shutdown(s);
-	mutex_lock(&st->slab_mutex);
 	if (err) {
 		unsigned long nr_slabs, objects = count_remaining(s, &nr_slabs);
 		mm_report(s->mm, "slub", ~0UL, 0,
 			  "kmem_cache_destroy %s: Slab cache still has objects (%lu objects in %lu slabs)",
 			  s->name, objects, nr_slabs);
 		mutex_unlock(&st->slab_mutex);
+		cpus_read_unlock(s->mm);
 		return;
 	}
 	list_del(&s->list);
@@ -749,6 +754,7 @@ void kmem_cache_destroy(struct kmem_cache *s)
 		if (st->kmalloc_caches[i] == s)
 			st->kmalloc_caches[i] = NULL;
 	mutex_unlock(&st->slab_mutex);
+	cpus_read_unlock(s->mm);
 	__kmem_cache_release(s);
 }
 
@@ -782,6 +788,7 @@ static int __kmem_cache_do_shrink(struct kmem_cache *s)
 			list_del(&slab->slab_list);
 			list_add(&slab->slab_list, &discard);
 			__atomic_store_n(&n->nr_partial, n->nr_partial - 1, __ATOMIC_RELAXED);
+			dec_slabs_node(s, ctr.c.objects);       /* under list_lock, as 6.6 */
 		} else if (free <= SHRINK_PROMOTE_MAX) {
 			list_del(&slab->slab_list);
 			list_add(&slab->slab_list, &promote[free - 1]);
@@ -794,7 +801,7 @@ static int __kmem_cache_do_shrink(struct kmem_cache *s)
 	list_for_each_safe(pos, tmp, &discard) {
 		struct page *slab = list_entry(pos, struct page, slab_list);
 		list_del(&slab->slab_list);
-		discard_slab(s, slab);
+		free_slab(s, slab);
 	}
 	return atomic_load(&n->nr_slabs) ? 1 : 0;
 }

@@ -547,7 +547,7 @@ static bool on_freelist(struct kmem_cache *s, struct page *slab, void *search)
 	}
 
 	max_objects = max_objects_of(s, slab);
-	if (objects != max_objects && objects > max_objects) {
+	if (objects != max_objects) {                   /* too few is as wrong as too many (6.6) */
 		slab_err(s, slab, "Wrong number of objects. Found %u but should be %u", objects, max_objects);
 		union slab_ctr ctr = slab_ctr(slab);
 		ctr.c.objects = max_objects & 0x7fff;
@@ -724,6 +724,7 @@ void *alloc_single_from_new_slab(struct kmem_cache *s, struct page *slab, unsign
 		add_full(s, n, slab);
 	else
 		add_partial(n, slab, false);
+	inc_slabs_node(s, slab_objects(slab));
 	spin_unlock_irqrestore(&n->list_lock, flags);
 	return object;
 }
@@ -772,10 +773,13 @@ void free_to_partial_list(struct kmem_cache *s, struct page *slab, void *head, v
 			stat(s, FREE_REMOVE_PARTIAL);
 		}
 	}
+	/* Uncounted while still under list_lock: validation never sees it half gone. */
+	if (slab_free)
+		dec_slabs_node(s, slab_objects(slab_free));
 	spin_unlock_irqrestore(&n->list_lock, flags);
 	if (slab_free) {
 		stat(s, FREE_SLAB);
-		discard_slab(s, slab_free);
+		free_slab(s, slab_free);
 	}
 }
 

@@ -97,7 +97,8 @@
  * migration or an interrupt at any of them must leave the paths correct.
  *
  * Remote flush: kmem_cache_shrink/destroy must empty every vCPU's cpu slab
- * and cpu partial list (flush_all).  The kernel runs that on each CPU as a
+ * and cpu partial list (flush_all, under cpus_read_lock() as in 6.6, so no
+ * vCPU is going down meanwhile).  The kernel runs that on each CPU as a
  * work item; the model runs it on the vCPU when it can get there without
  * waiting (its own, or a free one it migrates to).  A vCPU another task
  * holds is flushed from outside by destroy and validate_slab_cache, which

@@ -218,11 +218,21 @@ static void *qlink_next(struct mm *mm, void *object)
 	return (void *)metadata_read_word((char *)object + s->offset);
 }
 
+/*
+ * qlink_free(): the quarantine's link is KASAN's free metadata in the
+ * kernel, never SLUB's free pointer, so an object leaves the quarantine
+ * with the free pointer word as valid as it entered.  Here the link lives
+ * in that word: put an encoded NULL back before the free, or a debug
+ * cache's check_object() (the free pointer outside the object: poison,
+ * red zone + user tracking, a ctor) decodes the raw link as "Freepointer
+ * corrupt" and keeps the object.
+ */
 static void qlink_free_list(struct mm *mm, void *list)
 {
 	while (list) {
 		struct page *slab = virt_to_slab(mm, list);
 		void *next = qlink_next(mm, list);
+		set_freepointer(slab->slab_cache, list, NULL);
 		do_slab_free(slab->slab_cache, slab, list, NULL, 1, 0);
 		list = next;
 	}

@@ -157,7 +157,8 @@ static bool check_slab_s1(struct slab_check_ctx *x, struct kmem_cache *s, struct
 	bool hardened = s->fp_swab_mask != 0;
 	void *p, *prev = NULL;
 
-	if (!objects || objects > maxobj)
+	/* Every slab holds as many objects as fit (allocate_slab(); on_freelist() in 6.6): fewer is corruption too. */
+	if (objects != maxobj)
 		return sviolate(x, MM_INV_S1, s, cpu, slab, maxobj, objects, "slab claims %u objects, room for %u",
 				objects, maxobj);
 	if (inuse > objects)

@@ -708,10 +708,13 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long addr, struct k
 struct page *new_slab(struct kmem_cache *s, gfp_t gfp);
 void discard_slab(struct kmem_cache *s, struct page *slab);
 void free_slab(struct kmem_cache *s, struct page *slab);
+void inc_slabs_node(struct kmem_cache *s, unsigned int objects);
+void dec_slabs_node(struct kmem_cache *s, unsigned int objects);
 void add_partial(struct kmem_cache_node *n, struct page *slab, bool tail);
 void remove_partial(struct kmem_cache_node *n, struct page *slab);
 void deactivate_slab(struct kmem_cache *s, struct page *slab, void *freelist);
 void flush_all(struct kmem_cache *s, bool remote);
+void flush_all_cpus_locked(struct kmem_cache *s, bool remote);   /* under cpus_read_lock() */
 void __flush_cpu_slab(struct kmem_cache *s, int cpu);
 unsigned long node_nr_partial(const struct kmem_cache_node *n);
 

@@ -16,14 +16,22 @@
 
 /* ---------------------------------------------------------------- new slabs */
 
-static void inc_slabs_node(struct kmem_cache *s, unsigned int objects)
+/*
+ * inc_slabs_node()/dec_slabs_node() (Linux 6.6): the node's slab and object
+ * counts.  As in 6.6, a new slab is counted once it is frozen or on a list
+ * (under list_lock for debug caches: alloc_single_from_new_slab()), and a
+ * slab leaving the lists under list_lock is uncounted there
+ * (free_to_partial_list(), __kmem_cache_do_shrink()), so that
+ * validate_slab_node() never sees a count that disagrees with its lists.
+ */
+void inc_slabs_node(struct kmem_cache *s, unsigned int objects)
 {
 	struct kmem_cache_node *n = get_node(s, 0);
 	atomic_fetch_add(&n->nr_slabs, 1);
 	atomic_fetch_add(&n->total_objects, (long)objects);
 }
 
-static void dec_slabs_node(struct kmem_cache *s, unsigned int objects)
+void dec_slabs_node(struct kmem_cache *s, unsigned int objects)
 {
 	struct kmem_cache_node *n = get_node(s, 0);
 	atomic_fetch_sub(&n->nr_slabs, 1);
@@ -148,7 +156,6 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t flags)
 		}
 		set_freepointer(s, p, NULL);
 	}
-	inc_slabs_node(s, objects);
 	return slab;
 }
 
@@ -530,6 +537,7 @@ new_objects:
 		ctr.c.inuse = ctr.c.objects;
 		ctr.c.frozen = 1;
 		slab_set_counters(slab, ctr.counters);
+		inc_slabs_node(s, ctr.c.objects);
 	}
 
 check_new_slab:
@@ -659,9 +667,12 @@ static bool has_cpu_slab(struct kmem_cache *s, int cpu)
  *     outside; otherwise (shrink) it is left alone - as if its task had
  *     refilled it right after a kernel flush.
  * Needs a run-on-vCPU primitive from the CPU model to be exact (see
- * "Remote flush" in fastpath.c).  Offline vCPUs were flushed as they died.
+ * "Remote flush" in fastpath.c).  Offline vCPUs were flushed as they died:
+ * the caller holds cpus_read_lock(), so no vCPU is half-way through going
+ * down - offline already (slub_cpu_dead() ran) or online - and no dead
+ * callback flushes a vCPU while this flushes it from outside.
  */
-void flush_all(struct kmem_cache *s, bool remote)
+void flush_all_cpus_locked(struct kmem_cache *s, bool remote)
 {
 	struct mm *mm = s->mm;
 	int home = mm_cpu_current(mm);
@@ -685,4 +696,12 @@ void flush_all(struct kmem_cache *s, bool remote)
 		else
 			mm_cpu_detach(mm);
 	}
+}
+
+/* flush_all() (Linux 6.6): flush_all_cpus_locked() under cpus_read_lock(). */
+void flush_all(struct kmem_cache *s, bool remote)
+{
+	cpus_read_lock(s->mm);
+	flush_all_cpus_locked(s, remote);
+	cpus_read_unlock(s->mm);
 }

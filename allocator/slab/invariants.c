@@ -3,7 +3,8 @@
  * invariants.c - slab_check(): SLUB's part of the checker (DESIGN.md,
  * "Invariants"):
  *
- *   S1  per slab: inuse + objects on the slab's freelist = objects, and the
+ *   S1  per slab: objects = what fits in the slab (allocate_slab() never
+ *       makes fewer), inuse + objects on the slab's freelist = objects, and the
  *       owning vCPU's freelist (for its cpu slab) holds only further objects
  *       of that slab; freelists acyclic, in bounds, object-aligned, inside
  *       their own slab.  Debug builds also check the whole cache: objects in

@@ -149,6 +149,7 @@ static void get_free(struct mf_ctx *c, struct mf_op *op, bool zeroed)
 		char call[96];
 		snprintf(call, sizeof(call), "__get_free_pages(mm, %#x, %u)", gfp, order);
 		mf_page_emit_null(c, call);
+		mf_page_failed_order(c, order, gfp);
 		mf_res_alloc(op, NULL, order);
 		return;
 	}

@@ -535,7 +535,7 @@ static void op_bad_kfree(struct mf_ctx *c, struct mf_op *op)
 			n ? ": last " : "", n ? mm_last_report(c->mm)->msg : "");
 	if (page)
 		__free_pages(c->mm, page, 0);
-	c->reports_before = mm_nr_reports(c->mm);
+	mf_reports_accounted(c);
 }
 
 static void note_bad(FILE *f, const struct mf_op *op)

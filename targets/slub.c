@@ -197,10 +197,10 @@ static void expect_quiet(struct mf_ctx *c, const char *what)
 		mf_fail(c, "C1", "%s in a correct program reported: %s", what, mm_last_report(c->mm)->msg);
 }
 
-/* The reports so far are the op's (the C file's rep0 too). */
+/* The reports so far are the op's, accounted for (the C file's rep0 and reports_ok too). */
 static void reports_mark(struct mf_ctx *c)
 {
-	c->reports_before = mm_nr_reports(c->mm);
+	mf_reports_accounted(c);
 	MF_C(c, "\trep0 = mm_nr_reports(mm);\n");
 }
 
@@ -1171,7 +1171,7 @@ static void op_clobber(struct mf_ctx *c, struct mf_op *op)
 			kmem_cache_name(cs->s), peek(at), want);
 	if (!e)
 		poke(at, want);         /* unlisted full slab: not validate's to see */
-	c->reports_before = mm_nr_reports(c->mm);
+	mf_reports_accounted(c);
 	if ((e = validate_slab_cache(cs->s)) != 0)
 		mf_fail(c, "S3", "after the repair validate_slab_cache(%s) still finds %ld errors: %s",
 			kmem_cache_name(cs->s), e, mm_last_report(c->mm)->msg);

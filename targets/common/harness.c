@@ -121,6 +121,14 @@ void mf_set_input_name(const char *name)
 
 /* ------------------------------------------------------------ reports */
 
+void mf_reports_accounted(struct mf_ctx *c)
+{
+	if (!c->mm)
+		return;
+	c->reports_before = mm_nr_reports(c->mm);
+	MF_C(c, "\treports_ok = mm_nr_reports(mm);\n");
+}
+
 void mf_fail(struct mf_ctx *c, const char *inv, const char *fmt, ...)
 {
 	va_list ap;
@@ -228,6 +236,9 @@ int mf_run_input(const struct mf_target *t, const uint8_t *data, size_t size)
 			mf_print_op(c.cgen, t, op, false);
 		MF_C(&c, " */\n");
 		d->exec(&c, op);
+		if (c.mm && mm_nr_reports(c.mm) != c.reports_before)
+			mf_fail(&c, "C1", "%s left an unexpected allocator report (%lu new): %s", d->name,
+				mm_nr_reports(c.mm) - c.reports_before, mm_last_report(c.mm)->msg);
 		if (c.cur == knobs.crash_at)
 			raise(SIGSEGV);
 		if (c.trace) {

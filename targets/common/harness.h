@@ -145,11 +145,22 @@ struct mf_ctx {
 	FILE *trace;                    /* print each op as it runs (MMFUZZ_TRACE) */
 	FILE *cgen;                     /* writing a C reproducer (trace --c) */
 	unsigned int cgen_tmp;          /* counter for emitted temporaries */
-	unsigned long reports_before;   /* mm_nr_reports() before the current op */
+	unsigned long reports_before;   /* mm_nr_reports() before the current op, or when it last
+					 * accounted for the reports it expected (mf_reports_accounted) */
 	void *tstate;                   /* the target's own state */
 };
 
 /* ------------------------------------------------------------ API */
+
+/*
+ * An op that expects allocator reports (a bad free, a leak at destroy)
+ * checks them itself and then calls this: the reports so far are
+ * accounted for.  Any other report an op leaves behind is a finding - a
+ * correct allocator reports only bad input - which the harness fails with
+ * after the op ("C1: ... an unexpected report").  Also emitted into the C
+ * reproducer (reports_ok).
+ */
+void mf_reports_accounted(struct mf_ctx *c);
 
 /* The harness's once-per-process setup (knobs, buffers); mf_instances_warm() runs it. */
 void mf_harness_init(void);

@@ -70,6 +70,9 @@ void mf_baseline_capture(struct mm *mm, struct mf_baseline *b)
 		zb->managed = zone_managed_pages(zone);
 		zb->pcp_high = zone->pageset_high;
 		zb->pcp_batch = zone->pageset_batch;
+		struct mm_pcp_info info;
+		for (int cpu = 0; cpu < MM_MAX_CPUS && mm_pcp_info(mm, (enum zone_type)z, cpu, &info) == 0; cpu++)
+			zb->pcp_count[cpu] = info.count;
 	}
 }
 
@@ -94,6 +97,12 @@ bool mf_baseline_same(const struct mf_baseline *base, const struct mf_baseline *
 			if (a->nr_free[o] != b->nr_free[o]) {
 				snprintf(why, whylen, "zone %s buddyinfo differs at order %u: %lu free blocks, initially %lu",
 					 zone_name[z], o, b->nr_free[o], a->nr_free[o]);
+				return false;
+			}
+		for (int cpu = 0; lists && !(skip_lists_zone && skip_lists_zone[z]) && cpu < MM_MAX_CPUS; cpu++)
+			if (a->pcp_count[cpu] != b->pcp_count[cpu]) {
+				snprintf(why, whylen, "zone %s cpu %d: %d pages on the pcp lists, initially %d",
+					 zone_name[z], cpu, b->pcp_count[cpu], a->pcp_count[cpu]);
 				return false;
 			}
 		if (!tunables)
@@ -308,6 +317,10 @@ void mf_instance_teardown(struct mf_ctx *c)
 	if (!mf_baseline_same(&in->base, &now, true, false, skip, why, sizeof(why)))
 		mf_fail(c, "B4", "teardown: everything was freed and drained, but the instance is not back "
 			"to its initial state: %s", why);
+	/* The teardown's frees, drains and destroys expect no report (mm_reset() below zeroes the count). */
+	if (mm_nr_reports(c->mm) != c->reports_before)
+		mf_fail(c, "C1", "teardown left an unexpected allocator report (%lu new): %s",
+			mm_nr_reports(c->mm) - c->reports_before, mm_last_report(c->mm)->msg);
 
 	mm_reset(c->mm);
 	/*

@@ -22,6 +22,7 @@ struct mf_zone_base {
 	unsigned long wmark[NR_WMARK];
 	long reserve[MAX_NR_ZONES];                     /* lowmem_reserve[] */
 	int pcp_high, pcp_batch;                        /* the pcp lists' high and batch (zone_highsize()) */
+	int pcp_count[MM_MAX_CPUS];                     /* pages on each vCPU's pcp lists */
 	unsigned long managed;
 };
 
@@ -31,7 +32,7 @@ struct mf_baseline {
 
 void mf_baseline_capture(struct mm *mm, struct mf_baseline *b);
 /*
- * Compare @now with @base; @lists: also nr_free per order, @tunables: also
+ * Compare @now with @base; @lists: also nr_free per order and the pcp counts, @tunables: also
  * watermarks and reserves.  Returns false and describes the first
  * difference in @why.
  */

@@ -102,6 +102,20 @@ void mf_page_emit_null(struct mf_ctx *c, const char *call)
 	MF_C(c, "\tdiverged(%u, %s != 0, \"the allocation succeeded; in the fuzz run it failed\");\n", c->cur, call);
 }
 
+void mf_page_failed_order(struct mf_ctx *c, unsigned int order, gfp_t gfp)
+{
+	if (order <= mf_pages.max_order)
+		return;
+	/* WARN_ON_ONCE_GFP(order > MAX_PAGE_ORDER): one report, none with __GFP_NOWARN. */
+	unsigned long want = c->reports_before + !(gfp & __GFP_NOWARN);
+	MF_C(c, "\texpect(%u, mm_nr_reports(mm) == reports_ok + %d, \"an order above max_order is %s\");\n", c->cur,
+	     !(gfp & __GFP_NOWARN), (gfp & __GFP_NOWARN) ? "not reported (__GFP_NOWARN)" : "reported once");
+	if (mm_nr_reports(c->mm) != want)
+		mf_fail(c, "C1", "alloc_pages of order %u > max_order %u: %lu reports, expected %lu", order,
+			mf_pages.max_order, mm_nr_reports(c->mm) - c->reports_before, want - c->reports_before);
+	mf_reports_accounted(c);
+}
+
 struct mf_alloc *mf_page_alloc(struct mf_ctx *c, unsigned int order, gfp_t gfp, unsigned int kind)
 {
 	struct page *page = alloc_pages(c->mm, gfp, order);
@@ -111,6 +125,7 @@ struct mf_alloc *mf_page_alloc(struct mf_ctx *c, unsigned int order, gfp_t gfp, 
 		char call[96];
 		snprintf(call, sizeof(call), "alloc_pages(mm, %#x, %u)", gfp, order);
 		mf_page_emit_null(c, call);
+		mf_page_failed_order(c, order, gfp);
 		return NULL;
 	}
 	MF_C(c, "\tstruct page *p%u = alloc_pages(mm, %#x, %u);\n", id, gfp, order);
@@ -172,6 +187,7 @@ void mf_expect_refused(struct mf_ctx *c, const struct mf_baseline *before, const
 	mf_baseline_capture(c->mm, &after);
 	if (!mf_baseline_same(before, &after, true, true, NULL, why, sizeof(why)))
 		mf_fail(c, "C1", "%s was reported (%s) but still changed the allocator: %s", what, r->msg, why);
+	mf_reports_accounted(c);
 }
 
 /* ------------------------------------------------------------ shared ops */

@@ -57,6 +57,8 @@ void mf_page_emit_null(struct mf_ctx *c, const char *call);
 unsigned long mf_block_pfn(unsigned long sel);
 
 /* A refused operation: reported exactly once, and nothing changed since @before. */
+/* An allocation of @order failed: above max_order it is reported once (none with __GFP_NOWARN); checked and accounted. */
+void mf_page_failed_order(struct mf_ctx *c, unsigned int order, gfp_t gfp);
 void mf_expect_refused(struct mf_ctx *c, const struct mf_baseline *before, const char *what);
 
 /* Shared ops: res[] as their notes expect. */

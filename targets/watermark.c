@@ -459,7 +459,7 @@ static const struct mf_opdesc wm_ops[] = {
 	  { MF_A_INT("dma", 0, 1023), MF_A_INT("dma32", 0, 1023), MF_A_INT("normal", 0, 1023),
 	    MF_A_INT("movable", 0, 1023) } },
 	{ "compare", "every flag combination against the reference (order > max_order: every order; hz 4: every "
-	  "highest_zoneidx - until the input has made 30000 calls)", op_compare, note_compare,
+	  "highest_zoneidx - until the input has made 3000 calls)", op_compare, note_compare,
 	  { MF_A_ENUM("zone", zone_names), MF_A_INT("order", 0, MM_MAX_ORDER_LIMIT + 1), MF_A_INT("hz", 0, MAX_NR_ZONES),
 	    MF_A_INT("mark", 0, 1L << 32), MF_A_INT("free", -(1L << 31), 1L << 31) } },
 	{ "serve", "watermark ok at low => alloc_pages pinned to the zone is served from it", op_serve, note_serve,

@@ -376,6 +376,7 @@ void mf_cgen_hook_prologue(struct mf_ctx *c, FILE *f)
 	      "\tirq_pages[nirq_pages].id = id;\n\tirq_pages[nirq_pages++].p = p;\n}\n"
 	      "UNUSED static void *irq_get(unsigned id)\n"
 	      "{\n\tfor (int i = nirq_pages; i-- > 0;)\n\t\tif (irq_pages[i].id == id)\n\t\t\treturn irq_pages[i].p;\n"
+	      "\tdiverged(hook_op, 1, \"the fuzz run's interrupt handler took a page or object that this run's did not\");\n"
 	      "\treturn NULL;\n}\n\n", f);
 }
 

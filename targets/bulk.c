@@ -47,6 +47,7 @@ struct bulk_state {
 	unsigned long plan;
 	unsigned int plan_left;
 	bool in_hook;
+	bool in_op;                 /* an op runs (not the harness's check): injections allowed */
 	unsigned long irqs;
 	unsigned int nirq;          /* K_IRQ pages live (the handler never frees the task's pages) */
 };
@@ -58,7 +59,7 @@ static struct bulk_state bs;
 /* The handler takes one GFP_ATOMIC page, or gives back the ones it holds. */
 static void irq_actions(struct mf_ctx *c)
 {
-	if (c->tearing_down)
+	if (!bs.in_op || c->tearing_down)
 		return;
 	if (bs.nirq < 8 && (bs.irqs & 3) != 0 && !mf_shadow_full(c->sh)) {
 		MF_C(c, "\t{\n");
@@ -95,7 +96,7 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 {
 	struct mf_ctx *c = ctx;
 	unsigned long n = mf_cgen_point(c);      /* the C reproducer's hook counts every point too */
-	if (c->tearing_down || bs.in_hook || !bs.plan_left || mm_in_interrupt())
+	if (!bs.in_op || c->tearing_down || bs.in_hook || !bs.plan_left || mm_in_interrupt())
 		return;
 	unsigned int d = bs.plan & 3;
 	bs.plan >>= 2;
@@ -489,12 +490,21 @@ static void op_cache_free_bulk(struct mf_ctx *c, struct mf_op *op)
 	op->res[0] = (long)n;
 }
 
-/* The C reproducer's hook counts preemption points from the start of each op, as sched_hook does. */
+/*
+ * The C reproducer's hook counts preemption points from the start of each
+ * op, as sched_hook does.  Injections happen inside ops only (as in the
+ * pcp and slub targets): the per-op mm_check's own preemption points would
+ * otherwise use up the plan mid-check, and what an input injects would
+ * depend on the check level.  An interrupt left pending at the end of an
+ * op runs there as a no-op.
+ */
 #define BULK_OP(fn)                                                        \
 	static void w_##fn(struct mf_ctx *c, struct mf_op *op)            \
 	{                                                                  \
+		bs.in_op = true;                                           \
 		mf_cgen_op_start(c);                                       \
 		fn(c, op);                                                 \
+		bs.in_op = false;                                          \
 	}
 BULK_OP(op_alloc)
 BULK_OP(mf_op_free)
@@ -528,7 +538,7 @@ static const struct mf_opdesc bulk_ops[] = {
 	{ "drain", "drain_local_pages (all=0) or drain_all_pages (all=1)", w_op_drain, NULL, { MF_A_BOOL("all") } },
 	{ "pcp_update", "mm_pcp_update(high, batch)", w_op_pcp_update, note_res,
 	  { MF_A_INT("high", 0, 512), MF_A_INT("batch", 0, 128) } },
-	{ "inject", "the next n preemption points act on plan (2 bits each: bit 0 irq, bit 1 migrate); the "
+	{ "inject", "the next n preemption points in ops act on plan (2 bits each: bit 0 irq, bit 1 migrate); the "
 	  "handler takes a GFP_ATOMIC page or frees one", w_op_inject, NULL,
 	  { MF_A_HEX("plan", 0, 0xffffffffL), MF_A_INT("n", 0, 16) } },
 	{ "cache_bulk", "kmem_cache_alloc_bulk(kmalloc_slab(size), n) into an array between guard words, on vCPU cpu",

@@ -7,11 +7,12 @@
  * (mm_pcp_update, high below batch included, the high fraction), the buddy
  * prefetch on and off, offline/online of vCPUs the task does not hold, and
  * interrupts and migrations injected at the preemption points: the `inject`
- * op loads a plan (2 bits per preemption point reached) that the scheduler
- * hook consumes; the interrupt handler allocates or frees GFP_ATOMIC pages
- * of a small pool (shadow kind K_IRQ) as its own plan says; the CPU
- * model's API corners (cpu_api) and a hotplug state of the target's own
- * whose online callback fails on demand (cpuhp).
+ * op loads a plan (2 bits per preemption point reached inside the ops that
+ * follow, never in the harness's checks) that the scheduler hook consumes;
+ * the interrupt handler allocates or frees GFP_ATOMIC pages of a small pool
+ * (shadow kind K_IRQ) as its own plan says; the CPU model's API corners
+ * (cpu_api) and a hotplug state of the target's own whose online callback
+ * fails on demand (cpuhp).
  *
  * Checked on top of the harness's per-op mm_check (PGALLOC - PGFREE against
  * the allocated pages, pcp counts against their lists, ...) and the shadow:
@@ -53,6 +54,7 @@ struct pcp_state {
 	unsigned int irq_left;
 	unsigned int irq_order;    /* order of the handler's allocations (0..3) */
 	bool in_hook;
+	bool in_op;                /* an op runs (not the harness's check): injections allowed */
 	unsigned long irqs;        /* handler runs this input */
 	unsigned long migrations;  /* injected migrations that moved the task */
 	unsigned int npool;        /* K_IRQ allocations live */
@@ -66,7 +68,7 @@ static void irq_actions(struct mf_ctx *c)
 {
 	unsigned int act = 0;
 
-	if (c->tearing_down)
+	if (!ps.in_op || c->tearing_down)
 		return;
 	if (ps.irq_left) {
 		act = ps.irq_plan & 3;
@@ -123,7 +125,7 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 	struct mf_ctx *c = ctx;
 	unsigned long n = mf_cgen_point(c);      /* the C reproducer's hook counts every point too */
 
-	if (c->tearing_down || ps.in_hook || !ps.plan_left || mm_in_interrupt())
+	if (!ps.in_op || c->tearing_down || ps.in_hook || !ps.plan_left || mm_in_interrupt())
 		return;
 	unsigned int d = ps.plan & 3;
 	ps.plan >>= 2;
@@ -185,10 +187,17 @@ static void attach(struct mf_ctx *c, int cpu)
 		mf_fail(c, "C1", "after mm_cpu_attach(%d) mm_cpu_current() is %d", cpu, mm_cpu_current(c->mm));
 }
 
-/* Every populated zone's pcp of @cpu is empty. */
-static void expect_empty(struct mf_ctx *c, int cpu, const char *after)
+/*
+ * Every populated zone's pcp of @cpu is empty.  A check, not the op: no
+ * injection at mm_pcp_info's pcp locks, whose interrupt could refill a list
+ * between two zones.  Their points still count for the C reproducer's hook
+ * (its pcp_empty() reaches them too).
+ */
+static void check_empty(struct mf_ctx *c, int cpu, const char *after)
 {
-	MF_C(c, "\tpcp_empty(%u, %d, \"%s\");\n", c->cur, cpu, after);
+	bool in_op = ps.in_op;
+
+	ps.in_op = false;
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct mm_pcp_info info;
 		if (!mm_zone(c->mm, (enum zone_type)z) || mm_pcp_info(c->mm, (enum zone_type)z, cpu, &info))
@@ -197,6 +206,13 @@ static void expect_empty(struct mf_ctx *c, int cpu, const char *after)
 			mf_fail(c, "P1", "after %s the pcp of vCPU %d in zone %s still holds %d pages", after, cpu,
 				mf_zone_name(z), info.count);
 	}
+	ps.in_op = in_op;
+}
+
+static void expect_empty(struct mf_ctx *c, int cpu, const char *after)
+{
+	MF_C(c, "\tpcp_empty(%u, %d, \"%s\");\n", c->cur, cpu, after);
+	check_empty(c, cpu, after);
 }
 
 static struct zone *zone_arg(struct mf_ctx *c, long sel, bool *skip)
@@ -633,12 +649,12 @@ static void op_cpuhp(struct mf_ctx *c, struct mf_op *op)
 	if (r || hp_dead_calls != dead0 + (was ? 1 : 0))
 		mf_fail(c, "C1", "mm_cpu_offline(%d) returned %d; the dead callback ran %lu times", cpu, r,
 			hp_dead_calls - dead0);
-	if (ps.irqs == irqs) {
-		FILE *f = c->cgen;
-		c->cgen = NULL;         /* cpuhp() checks it */
-		expect_empty(c, cpu, "mm_cpu_offline");
-		c->cgen = f;
-	}
+	/*
+	 * cpuhp() checks it in the C file; not by nulling c->cgen here, which
+	 * stopped the count of the points the C file's hook counts as well.
+	 */
+	if (ps.irqs == irqs)
+		check_empty(c, cpu, "mm_cpu_offline");
 	hp_fail = op->a[1] != 0;
 	r = mm_cpu_online(c->mm, cpu);
 	hp_fail = false;
@@ -665,12 +681,24 @@ static void note_res(FILE *f, const struct mf_op *op)
 
 /* ------------------------------------------------------------ the table */
 
-/* The C reproducer's hook counts preemption points from the start of each op, as sched_hook does. */
+/*
+ * The C reproducer's hook counts preemption points from the start of each
+ * op, as sched_hook does.  Injections happen inside ops only, as in the
+ * slub target: the per-op mm_check that follows reaches preemption points
+ * of its own (the zone locks' unlock and irq restore, at level 2 and up
+ * every pcp's spin_lock), which would otherwise use up the plan in the
+ * middle of the check - interrupts and migrations mid-check instead of
+ * mid-operation, and an input whose injections depend on the check level
+ * (fuzzing 2, repro and corpus replay 3, unchecked builds 0).  An
+ * interrupt left pending at the end of an op runs there as a no-op.
+ */
 #define PCP_OP(fn)                                                         \
 	static void w_##fn(struct mf_ctx *c, struct mf_op *op)            \
 	{                                                                  \
+		ps.in_op = true;                                           \
 		mf_cgen_op_start(c);                                       \
 		fn(c, op);                                                 \
+		ps.in_op = false;                                          \
 	}
 PCP_OP(op_cpu)
 PCP_OP(op_alloc)
@@ -721,7 +749,7 @@ static const struct mf_opdesc pcp_ops[] = {
 	{ "offline", "mm_cpu_offline of vCPU cpu (the next one if the task holds cpu)", w_op_offline, note_res,
 	  { MF_A_INT("cpu", 0, 3) } },
 	{ "online", "mm_cpu_online(cpu)", w_op_online, note_res, { MF_A_INT("cpu", 0, 3) } },
-	{ "inject", "the next n preemption points act on plan (2 bits each: 0 nothing, 1 irq, 2 migrate, 3 both); "
+	{ "inject", "the next n preemption points in ops act on plan (2 bits each: 0 nothing, 1 irq, 2 migrate, 3 both); "
 	  "the interrupt handler's next 16 runs act on irq (2 bits each: 0 alloc order 0, 1 alloc order, "
 	  "2 free one, 3 free the pool)", w_op_inject, NULL,
 	  { MF_A_HEX("plan", 0, 0xffffffffL), MF_A_INT("n", 0, 16), MF_A_HEX("irq", 0, 0xffffffffL),

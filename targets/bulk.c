@@ -402,6 +402,18 @@ static const char *const cache_size_names[] = { "8", "16", "32", "64", "96", "12
 						 "2k", "4k", "8k" };
 static const unsigned int cache_sizes[] = { 8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192 };
 
+/*
+ * What kmalloc promises of an object's address (create_kmalloc_caches(), as
+ * the kernel): natural alignment for a power-of-two size up to PAGE_SIZE,
+ * ARCH_KMALLOC_MINALIGN (8) for the others.
+ */
+static size_t kmalloc_align(unsigned int size)
+{
+	if (size & (size - 1))
+		return 8;
+	return size < MM_PAGE_SIZE ? size : MM_PAGE_SIZE;
+}
+
 static void to_cpu(struct mf_ctx *c, long cpu)
 {
 	int r = mm_cpu_attach(c->mm, (int)(cpu % (long)mf_config(c)->nr_cpus));
@@ -453,7 +465,8 @@ static void op_cache_bulk(struct mf_ctx *c, struct mf_op *op)
 			mf_fail(c, "C1", "kmem_cache_alloc_bulk returned %d but entry %d is NULL", got, i);
 		unsigned int id = c->sh->next_id;
 		MF_C(c, "\tvoid *o%u = objs[%d];\n\ttrack(%u, %u, o%u, %u);\n", id, i, c->cur, id, id, kmem_cache_size(s));
-		struct mf_alloc *a = mf_shadow_add(c, K_OBJ, p[i], kmem_cache_size(s), 8, false);
+		struct mf_alloc *a = mf_shadow_add(c, K_OBJ, p[i], kmem_cache_size(s),
+						   kmalloc_align(cache_sizes[op->a[1]]), false);
 		a->handle = s;
 	}
 }

@@ -23,8 +23,9 @@
  * object inside the arena, aligned as the cache promises, disjoint from
  * every live object, its pattern intact until it is freed):
  *  - kmem_cache_get_info agrees with what was asked (object_size, align);
- *  - zalloc'ed objects are zero; objects of a ctor cache come out
- *    constructed (the ctor's word) and are given back constructed;
+ *  - zalloc'ed objects, and bulk ones with __GFP_ZERO, are zero; objects
+ *    of a ctor cache come out constructed (the ctor's word) and are given
+ *    back constructed;
  *  - bulk allocation is all or nothing;
  *  - a bad free is reported exactly once, and validate_slab_cache finds
  *    nothing afterwards;
@@ -518,6 +519,7 @@ static void op_alloc_bulk(struct mf_ctx *c, struct mf_op *op)
 {
 	struct cache_slot *cs = pick_cache((unsigned long)op->a[0]);
 	size_t n = (size_t)op->a[1];
+	bool zero = op->a[3];
 	void *p[64];
 
 	op->res[0] = -1;
@@ -527,19 +529,24 @@ static void op_alloc_bulk(struct mf_ctx *c, struct mf_op *op)
 		op->res[0] = -2;
 		return;
 	}
+	if (cs->ctor)
+		zero = false;   /* __GFP_ZERO with a ctor is a caller bug */
 	to_cpu(c, op->a[2]);
 	memset(p, 0, sizeof(p));
-	int got = kmem_cache_alloc_bulk(cs->s, GFP_KERNEL, n, p);
-	MF_C(c, "\tmemset(bulk, 0, sizeof(bulk));\n\tgot = kmem_cache_alloc_bulk(s%u, GFP_KERNEL, %zu, bulk);\n"
+	gfp_t gfp = zero ? GFP_KERNEL | __GFP_ZERO : GFP_KERNEL;
+	const char *gfp_text = zero ? "GFP_KERNEL | __GFP_ZERO" : "GFP_KERNEL";
+	int got = kmem_cache_alloc_bulk(cs->s, gfp, n, p);
+	MF_C(c, "\tmemset(bulk, 0, sizeof(bulk));\n\tgot = kmem_cache_alloc_bulk(s%u, %s, %zu, bulk);\n"
 	     "\texpect(%u, got == 0 || got == %zu, \"kmem_cache_alloc_bulk is all or nothing\");\n"
-	     "\tdiverged(%u, got != %d, \"kmem_cache_alloc_bulk's result\");\n", cs->cid, n, c->cur, n, c->cur, got);
+	     "\tdiverged(%u, got != %d, \"kmem_cache_alloc_bulk's result\");\n", cs->cid, gfp_text, n, c->cur, n,
+	     c->cur, got);
 	if (got != 0 && (size_t)got != n)
 		mf_fail(c, "C1", "kmem_cache_alloc_bulk of %zu returned %d: all or nothing", n, got);
 	for (int i = 0; i < got; i++) {
 		if (!p[i])
 			mf_fail(c, "C1", "kmem_cache_alloc_bulk returned %d but p[%d] is NULL", got, i);
 		MF_C(c, "\tvoid *o%u = bulk[%d];\n", c->sh->next_id, i);
-		take(c, cs, p[i], false, K_OBJ);
+		take(c, cs, p[i], zero, K_OBJ);
 	}
 	op->res[0] = got;
 	expect_quiet(c, "kmem_cache_alloc_bulk");
@@ -1341,8 +1348,9 @@ static const struct mf_opdesc slub_ops[] = {
 	  { MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3) } },
 	{ "touch", "rewrite every byte of a live object (after checking it)", w_op_touch, note_obj,
 	  { MF_A_IDX("idx") } },
-	{ "alloc_bulk", "kmem_cache_alloc_bulk of n objects (all or nothing)", w_op_alloc_bulk, note_count,
-	  { MF_A_IDX("cache"), MF_A_INT("n", 1, 64), MF_A_INT("cpu", 0, 3) } },
+	{ "alloc_bulk", "kmem_cache_alloc_bulk of n objects (all or nothing; zero: with __GFP_ZERO, the objects "
+	  "zero)", w_op_alloc_bulk, note_count,
+	  { MF_A_IDX("cache"), MF_A_INT("n", 1, 64), MF_A_INT("cpu", 0, 3), MF_A_BOOL("zero") } },
 	{ "free_bulk", "kmem_cache_free_bulk of up to n live objects of one cache", w_op_free_bulk, note_count,
 	  { MF_A_INT("n", 1, 64), MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3) } },
 	{ "shrink", "kmem_cache_shrink", w_op_shrink, note_count, { MF_A_IDX("cache"), MF_A_INT("cpu", 0, 3) } },

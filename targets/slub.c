@@ -2,7 +2,7 @@
 /*
  * slub.c - fuzz target for SLUB caches through the public API: caches of
  * fuzzed size, alignment and flags (SLAB_HWCACHE_ALIGN, the slub_debug
- * flags F/Z/P/U, DMA32, reclaim accounting) with or without a ctor;
+ * flags F/Z/P/U, DMA and DMA32, reclaim accounting) with or without a ctor;
  * kmem_cache_alloc / zalloc / free on the owning and on remote vCPUs (one
  * thread switching vCPUs with mm_cpu_attach), bulk alloc and free, shrink,
  * validate, destroy; interrupts (an irq handler that allocates and frees
@@ -22,6 +22,9 @@
  * Checked on top of the harness's per-op mm_check and shadow (C1: every
  * object inside the arena, aligned as the cache promises, disjoint from
  * every live object, its pattern intact until it is freed):
+ *  - the object's page is in a zone the cache promises: ZONE_DMA or below
+ *    for SLAB_CACHE_DMA, ZONE_DMA32 or below for SLAB_CACHE_DMA32 (the
+ *    checker's S1-S3 look at slabs, not at their zones);
  *  - kmem_cache_get_info agrees with what was asked (object_size, align);
  *  - zalloc'ed objects, and bulk ones with __GFP_ZERO, are zero; objects
  *    of a ctor cache come out constructed (the ctor's word) and are given
@@ -43,6 +46,7 @@
 #include "common/configs.h"
 #include "common/harness.h"
 #include "common/instance.h"
+#include "common/pages.h"
 #include "common/shadow.h"
 #include "common/slub_opts.h"
 #include "mm/cpu.h"
@@ -64,6 +68,7 @@ struct cache_slot {
 	struct kmem_cache *s;
 	unsigned int size, align;       /* as asked */
 	unsigned int promise;           /* the alignment objects must have */
+	int zone;                       /* the highest zone its slab pages may be in; -1: any */
 	slab_flags_t flags;             /* in force (kmem_cache_get_info): asked | slub_debug's */
 	slab_flags_t asked;
 	bool ctor;
@@ -116,6 +121,7 @@ static const struct mf_flag cache_flags[] = {
 	{ "SLAB_CACHE_DMA32", SLAB_CACHE_DMA32 },
 	{ "SLAB_RECLAIM_ACCOUNT", SLAB_RECLAIM_ACCOUNT },
 	{ "SLAB_NO_MERGE", SLAB_NO_MERGE },
+	{ "SLAB_CACHE_DMA", SLAB_CACHE_DMA },   /* last: the bits above keep their place in the input bytes */
 };
 static const struct mf_flag cache_aliases[] = {
 	{ "FZPU", SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER },
@@ -219,6 +225,33 @@ static void emit_alloc(struct mf_ctx *c, const struct cache_slot *cs, const char
 		     "succeeded\");\n", c->sh->next_id, fn, cs->cid, gfp, c->cur, c->sh->next_id);
 }
 
+/*
+ * The zone promise of a SLAB_CACHE_DMA / SLAB_CACHE_DMA32 cache: its slab
+ * pages come from alloc_pages with __GFP_DMA / __GFP_DMA32 (allocflags), so
+ * every object is in that zone or a lower one.  The C file gets the same
+ * check as a pfn bound: the end of the highest populated zone allowed.
+ */
+static void check_zone(struct mf_ctx *c, const struct cache_slot *cs, void *p, unsigned int id)
+{
+	if (cs->zone < 0)
+		return;
+	const struct mm_config *cfg = mf_config(c);
+	unsigned long limit = 0;
+	for (int z = 0; z <= cs->zone; z++)
+		if (cfg->zones[z].end_pfn > cfg->zones[z].start_pfn && cfg->zones[z].end_pfn > limit)
+			limit = cfg->zones[z].end_pfn;
+	MF_C(c, "\texpect(%u, virt_to_page(mm, o%u) && page_to_pfn(mm, virt_to_page(mm, o%u)) < %#lxUL, "
+	     "\"the object's page is in the zone its cache promises (%s or below)\");\n", c->cur, id, id, limit,
+	     mf_zone_name(cs->zone));
+	struct page *page = virt_to_page(c->mm, p);
+	unsigned long pfn = page ? page_to_pfn(c->mm, page) : 0;
+	int z = page ? mf_zone_of_pfn(cfg, pfn) : -1;
+	if (z < 0 || z > cs->zone)
+		mf_fail(c, "C1", "object %p of %s cache %s is on pfn %#lx in zone %s, not in %s or below", p,
+			cs->zone == ZONE_DMA ? "SLAB_CACHE_DMA" : "SLAB_CACHE_DMA32", kmem_cache_name(cs->s), pfn,
+			mf_zone_name(z), mf_zone_name(cs->zone));
+}
+
 /* Take a fresh object of @cs into the shadow after checking what the API promises. */
 static struct mf_alloc *take(struct mf_ctx *c, struct cache_slot *cs, void *p, bool zeroed, unsigned int kind)
 {
@@ -234,6 +267,7 @@ static struct mf_alloc *take(struct mf_ctx *c, struct cache_slot *cs, void *p, b
 		MF_C(c, "\texpect(%u, ctor_ok(o%u), \"an object of a ctor cache comes out constructed\");\n", c->cur, id);
 	MF_C(c, "\texpect(%u, ((uintptr_t)o%u & %u) == 0, \"aligned as the cache promises\");\n", c->cur, id,
 	     cs->promise - 1);
+	check_zone(c, cs, p, id);
 	if (zeroed)
 		MF_C(c, "\texpect_zero(%u, o%u, %u);\n", c->cur, id, cs->size);
 	MF_C(c, "\ttrack(%u, %u, o%u, %u);\n", c->cur, id, id, cs->size);
@@ -392,6 +426,9 @@ static void op_create(struct mf_ctx *c, struct mf_op *op)
 		return;
 	if (ctor && size < 8)
 		size = 8;
+	/* Both zone flags: gfp_zone(__GFP_DMA | __GFP_DMA32) is GFP_ZONE_BAD, a caller bug; keep the stricter. */
+	if ((flags & SLAB_CACHE_DMA) && (flags & SLAB_CACHE_DMA32))
+		flags &= ~(slab_flags_t)SLAB_CACHE_DMA32;
 	unsigned int cid = ss.created;
 	snprintf(name, sizeof(name), "fz%u", ss.created++);   /* unique in the input: slabinfo lines, slub_debug lists */
 	struct kmem_cache *s = kmem_cache_create(c->mm, name, size, align, flags, ctor ? ctor_fn : NULL);
@@ -413,6 +450,7 @@ static void op_create(struct mf_ctx *c, struct mf_op *op)
 	cs->hardened = ss.st_hardened;
 	cs->dead = false;
 	cs->cid = cid;
+	cs->zone = (flags & SLAB_CACHE_DMA) ? ZONE_DMA : (flags & SLAB_CACHE_DMA32) ? ZONE_DMA32 : -1;
 	/* calculate_alignment(): the asked one, at least 8; with SLAB_HWCACHE_ALIGN the cache line's, halved while the object fits twice. */
 	cs->promise = align < 8 ? 8 : align;
 	if (flags & SLAB_HWCACHE_ALIGN) {

@@ -12,8 +12,9 @@
  * kmalloc API (reported once; gcc builds); on any vCPU.
  *
  * Checked on top of the harness's per-op mm_check and shadow (C1: inside
- * the arena, aligned (8; large ones to a page), disjoint from every live
- * allocation, the pattern intact until freed):
+ * the arena, aligned as kmalloc promises (promise()), disjoint from every
+ * live allocation, the pattern intact until freed):
+ *  - a large allocation's pages are in a zone its gfp allows (zone_ok());
  *  - size 0 gives ZERO_SIZE_PTR, never NULL or memory;
  *  - kzalloc / kcalloc memory is zero; ksize >= the size asked;
  *  - kmalloc_array / kcalloc whose n * size overflows return NULL;
@@ -28,8 +29,10 @@
 #include "debug.h"
 #include "common/cgen.h"
 #include "common/configs.h"
+#include "common/gfp_args.h"
 #include "common/harness.h"
 #include "common/instance.h"
+#include "common/pages.h"
 #include "common/shadow.h"
 #include "common/slub_opts.h"
 #include "mm/cpu.h"
@@ -65,7 +68,30 @@ static size_t size_of(long sel, long cls)
 	}
 }
 
+/*
+ * The alignment kmalloc(size) promises (Documentation/core-api/
+ * memory-allocation.rst, 6.6): ARCH_KMALLOC_MINALIGN (8), and for a power
+ * of two the size itself - create_kmalloc_caches() gives the power-of-two
+ * classes align = MIN(size, PAGE_SIZE) whatever slub_debug adds, so
+ * kmalloc-8k is page aligned.  kmalloc-96 and kmalloc-192 are created
+ * with align 0: 8 only (red zones move their objects off 32 / 64).  Large
+ * allocations are whole pages.
+ */
 static size_t promise(size_t size)
+{
+	if (size > KMALLOC_MAX_CACHE_SIZE)
+		return MM_PAGE_SIZE;
+	if (size & (size - 1))
+		return 8;
+	return size < 8 ? 8 : size > MM_PAGE_SIZE ? MM_PAGE_SIZE : size;
+}
+
+/*
+ * What a krealloc that kept the object in place promises: only what the
+ * old object had - it may sit in a larger class (kmalloc-96 holding a
+ * shrunk 64-byte request is not 64-aligned).  A large one stays pages.
+ */
+static size_t promise_in_place(size_t size)
 {
 	return size > KMALLOC_MAX_CACHE_SIZE ? MM_PAGE_SIZE : 8;
 }
@@ -98,9 +124,39 @@ static void set_pages(struct mf_ctx *c, struct mf_alloc *a, size_t ks)
 	}
 }
 
-/* Check what kmalloc promises about @p for @size, then track it. */
-static struct mf_alloc *take(struct mf_ctx *c, void *p, size_t size, bool zeroed, const char *what)
+/*
+ * A new large allocation (alloc_pages(gfp | __GFP_COMP)) is in a zone @gfp
+ * allows: kmalloc(GFP_DMA) beyond KMALLOC_MAX_CACHE_SIZE is ZONE_DMA
+ * memory.  Small ones are not checked: the model has one set of kmalloc
+ * caches, no kmalloc-dma-* (allocator/slab/kmalloc.c), and new_slab() takes
+ * the zone from the cache, so their zone bits are ignored.  The C file
+ * checks a pfn bound: the end of the highest populated zone allowed.
+ */
+static void zone_ok(struct mf_ctx *c, const struct mf_alloc *a, gfp_t gfp, const char *what)
 {
+	const struct mm_config *cfg = mf_config(c);
+	int hz = mf_gfp_zone(gfp), z = mf_zone_of_pfn(cfg, a->pfn);
+	unsigned long limit = 0;
+
+	for (int k = 0; k <= hz && k < MAX_NR_ZONES; k++)
+		if (cfg->zones[k].end_pfn > cfg->zones[k].start_pfn && cfg->zones[k].end_pfn > limit)
+			limit = cfg->zones[k].end_pfn;
+	MF_C(c, "\texpect(%u, page_to_pfn(mm, virt_to_page(mm, o%u)) < %#lxUL, \"a large %s's pages are in a zone "
+	     "its gfp allows (%s or below)\");\n", c->cur, a->id, limit, what, mf_zone_name(hz));
+	if (z < 0 || z > hz || mf_zone_of_pfn(cfg, a->pfn + a->nr_pages - 1) != z)
+		mf_fail(c, "C1", "large %s of %zu bytes with gfp %#x: pfn %#lx (%lu pages) is in zone %s, the gfp allows "
+			"%s or below", what, a->len, gfp, a->pfn, a->nr_pages, mf_zone_name(z), mf_zone_name(hz));
+}
+
+/*
+ * Check what kmalloc promises about @p for @size, then track it.  @in_place:
+ * krealloc kept the old object (its alignment and zone are the old one's).
+ */
+static struct mf_alloc *take(struct mf_ctx *c, void *p, size_t size, bool zeroed, const char *what, gfp_t gfp,
+			     bool in_place)
+{
+	size_t align = in_place ? promise_in_place(size) : promise(size);
+
 	if (size == 0) {
 		MF_C(c, "\texpect(%u, ret == ZERO_SIZE_PTR, \"%s of 0 bytes returns ZERO_SIZE_PTR\");\n", c->cur, what);
 		if (p != ZERO_SIZE_PTR)
@@ -111,7 +167,7 @@ static struct mf_alloc *take(struct mf_ctx *c, void *p, size_t size, bool zeroed
 	MF_C(c, "\tdiverged(%u, !ret, \"the allocation failed; in the fuzz run it succeeded\");\n"
 	     "\texpect(%u, !ZERO_OR_NULL_PTR(ret) && ksize(mm, ret) >= %zu, \"%s returns memory of at least the size\");\n"
 	     "\tvoid *o%u = ret;\n\texpect(%u, ((uintptr_t)o%u & %zu) == 0, \"aligned as kmalloc promises\");\n",
-	     c->cur, c->cur, size, what, id, c->cur, id, promise(size) - 1);
+	     c->cur, c->cur, size, what, id, c->cur, id, align - 1);
 	if (zeroed)
 		MF_C(c, "\texpect_zero(%u, o%u, %zu);\n", c->cur, id, size);
 	MF_C(c, "\ttrack(%u, %u, o%u, %zu);\n", c->cur, id, id, size);
@@ -120,8 +176,10 @@ static struct mf_alloc *take(struct mf_ctx *c, void *p, size_t size, bool zeroed
 	size_t ks = ksize(c->mm, p);
 	if (ks < size)
 		mf_fail(c, "C1", "%s of %zu bytes: ksize is %zu", what, size, ks);
-	struct mf_alloc *a = mf_shadow_add(c, K_OBJ, p, size, promise(size), zeroed);
+	struct mf_alloc *a = mf_shadow_add(c, K_OBJ, p, size, align, zeroed);
 	set_pages(c, a, ks);
+	if (a->nr_pages && !in_place)
+		zone_ok(c, a, gfp, what);
 	return a;
 }
 
@@ -189,7 +247,7 @@ static void op_alloc(struct mf_ctx *c, struct mf_op *op)
 		res_alloc(op, NULL, size, p);
 		return;
 	}
-	struct mf_alloc *a = take(c, p, size, kind == KM_KZALLOC || kind == KM_CALLOC, kinds[kind]);
+	struct mf_alloc *a = take(c, p, size, kind == KM_KZALLOC || kind == KM_CALLOC, kinds[kind], gfp, false);
 	res_alloc(op, a, size, p);
 }
 
@@ -264,7 +322,7 @@ static void op_krealloc(struct mf_ctx *c, struct mf_op *op)
 			res_alloc(op, NULL, size, p);
 			return;
 		}
-		res_alloc(op, take(c, p, size, false, "krealloc(NULL)"), size, p);
+		res_alloc(op, take(c, p, size, false, "krealloc(NULL)", gfp, false), size, p);
 		return;
 	}
 	void *old = (void *)a->addr;
@@ -305,7 +363,7 @@ static void op_krealloc(struct mf_ctx *c, struct mf_op *op)
 		mf_fail(c, "C1", "krealloc from %zu to %zu bytes lost data at offset %zu (%p -> %p)",
 			keep == size ? keep : keep, size, i, old, p);
 	}
-	struct mf_alloc *b = take(c, p, size, false, "krealloc");
+	struct mf_alloc *b = take(c, p, size, false, "krealloc", gfp, p == old);
 	res_alloc(op, b, size, p);
 }
 
@@ -400,7 +458,7 @@ static void op_trace(struct mf_ctx *c, struct mf_op *op)
 	if (kmalloc_slab(c->mm, ksize(c->mm, p)) != s && ksize(c->mm, p) <= KMALLOC_MAX_CACHE_SIZE &&
 	    ksize(c->mm, p) != kmem_cache_size(s))
 		mf_fail(c, "C1", "kmalloc_trace(%s, %zu): ksize %zu", kmem_cache_name(s), size, ksize(c->mm, p));
-	res_alloc(op, take(c, p, size, false, "kmalloc_trace"), size, p);
+	res_alloc(op, take(c, p, size, false, "kmalloc_trace", gfp, false), size, p);
 }
 
 /* krealloc_array(): n * size overflowing gives NULL and leaves the old allocation alone; else krealloc. */
@@ -445,7 +503,7 @@ static void op_krealloc_array(struct mf_ctx *c, struct mf_op *op)
 		res_alloc(op, NULL, n * es, p);
 		return;
 	}
-	res_alloc(op, take(c, p, n * es, false, "krealloc_array(NULL)"), n * es, p);
+	res_alloc(op, take(c, p, n * es, false, "krealloc_array(NULL)", gfp, false), n * es, p);
 }
 
 /*

@@ -31,7 +31,7 @@
 #                                           the returned index is filled)
 #             and one that needs the injected interrupts: slub-free-cond-flipped
 #             (fuzz_slub built too), whose fuzz run of corpus/slub/irq fails S1
-#             at op 20; the C file that run writes (194 scripted injections)
+#             at op 20; the C file that run writes (its scripted injections)
 #             exits 1 against the variant, naming S1 at op 20, and 0 against
 #             this library;
 # Measured on two shared cores: 21 s the first time (the three variants
@@ -179,7 +179,7 @@ build_run(${WORK}/slub-debug.c ${dfree} 1 NOCLANG MATCH "op 11: C1 violated: the
 zoo_lib(bulk-return-count bret)
 build_run(${WORK}/bulk-array.c ${bret} 1 NOCLANG MATCH "op 1: C1 violated: no entry after the returned index is filled")
 # A bug that needs the injections: the failing run's own C file (fuzz_slub of the variant) of corpus/slub/irq,
-# 194 scripted interrupts and migrations, exits 1 against the variant and 0 against this library.
+# with its scripted interrupts and migrations (201 on 2026-12-03), exits 1 against the variant and 0 against this library.
 zoo_lib(slub-free-cond-flipped flip fuzz_slub)
 get_filename_component(flipdir ${flip} DIRECTORY)
 get_filename_component(flipdir ${flipdir} DIRECTORY)

@@ -160,6 +160,15 @@ static void test_runtime_update(void)
 	mm_destroy(mm);
 }
 
+/* The pcp high zone_highsize() gives ZONE_NORMAL with @online vCPUs: low / online, at least 4 batches. */
+static int want_high(struct mm *mm, int online)
+{
+	struct mm_pcp_info info;
+	REQUIRE(mm_pcp_info(mm, ZONE_NORMAL, 0, &info) == 0);
+	long want = (long)(zone_wmark_pages(mm_zone(mm, ZONE_NORMAL), WMARK_LOW) / (unsigned long)online);
+	return (int)(want < 4L * info.batch ? 4L * info.batch : want);
+}
+
 /*
  * setup_per_zone_wmarks() ends with zone_pcp_update() for every zone: the
  * pcp high comes from the low watermark (zone_highsize(): low / the online vCPUs,
@@ -182,11 +191,9 @@ static void test_high_follows_watermarks(void)
 		REQUIRE(mm_set_min_free_kbytes(mm, steps[i].kbytes) == 0);
 		REQUIRE(mm_set_watermark_scale_factor(mm, steps[i].wsf) == 0);
 		REQUIRE(mm_pcp_info(mm, ZONE_NORMAL, 0, &info) == 0);
-		long want = (long)(zone_wmark_pages(z, WMARK_LOW) / c->nr_cpus);
-		if (want < 4L * info.batch)
-			want = 4L * info.batch;
+		int want = want_high(mm, (int)c->nr_cpus);
 		CHECK_MSG(info.high == want, "min_free_kbytes %lu, scale %u: pcp high %d, low watermark %lu / %u cpus "
-			  "gives %ld", steps[i].kbytes, steps[i].wsf, info.high, zone_wmark_pages(z, WMARK_LOW),
+			  "gives %d", steps[i].kbytes, steps[i].wsf, info.high, zone_wmark_pages(z, WMARK_LOW),
 			  c->nr_cpus, want);
 		CHECK(info.high != prev);                     /* every step moves the low watermark */
 		prev = info.high;
@@ -206,13 +213,6 @@ static void test_high_follows_watermarks(void)
  * drained (P1 allows it) and its next free trims it.  A high set
  * explicitly stays whatever goes offline.
  */
-static int want_high(struct mm *mm, int online)
-{
-	struct mm_pcp_info info;
-	REQUIRE(mm_pcp_info(mm, ZONE_NORMAL, 0, &info) == 0);
-	long want = (long)(zone_wmark_pages(mm_zone(mm, ZONE_NORMAL), WMARK_LOW) / (unsigned long)online);
-	return (int)(want < 4L * info.batch ? 4L * info.batch : want);
-}
 
 static void test_high_follows_online_cpus(void)
 {

@@ -81,8 +81,19 @@ int memmap_create(struct mm *mm, char *err, size_t errlen)
 				mm->nr_valid++;
 			}
 
+	/*
+	 * The kernel's direct map (Linux 6.6, x86-64): a frame's address is
+	 * PAGE_OFFSET + pfn * PAGE_SIZE with PAGE_OFFSET aligned far beyond
+	 * any buddy block, so a block of order k - its pfn a multiple of
+	 * 2^k - is aligned to PAGE_SIZE << k.  kmalloc's natural alignment of
+	 * power-of-two sizes and caches aligned beyond a page rest on that.
+	 * mmap promises an OS page only: the arena is placed so that its
+	 * "PAGE_OFFSET", arena - first_pfn * PAGE_SIZE, is aligned to the
+	 * largest block.  Exactly arena_len bytes stay mapped.
+	 */
+	size_t block = (size_t)MM_PAGE_SIZE << mm->max_order;
 	mm->arena_len = span << MM_PAGE_SHIFT;
-	mm->arena = prim_reserve(mm->arena_len);
+	mm->arena = prim_reserve_aligned(mm->arena_len, block, (size_t)(mm->first_pfn << MM_PAGE_SHIFT) & (block - 1));
 	if (!mm->arena)
 		goto nomem;
 

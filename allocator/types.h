@@ -9,7 +9,10 @@
  * A `struct mm` owns one contiguous physical range [first_pfn, end_pfn):
  *  - page frames: one mapping, PROT_NONE over holes (a hole is every pfn of
  *    the range not in a zone, plus the configured holes), so touching a hole
- *    faults.  page_address(pfn) = arena + (pfn - first_pfn) * PAGE_SIZE.
+ *    faults.  page_address(pfn) = arena + (pfn - first_pfn) * PAGE_SIZE,
+ *    with arena - first_pfn * PAGE_SIZE aligned to PAGE_SIZE << max_order
+ *    as the kernel's PAGE_OFFSET is: an order-k block is aligned to
+ *    PAGE_SIZE << k (memmap_create()).
  *  - the memmap: a vmemmap-like mapping of struct page, one per pfn of the
  *    range plus guard entries on both sides; the entries of invalid pfns are
  *    PROT_NONE where they fill whole OS pages and ASan-poisoned always, so
@@ -220,8 +223,8 @@ struct mm {
 	unsigned int pageblock_order;
 	unsigned long first_pfn, end_pfn;           /* the physical range, holes included */
 
-	char *arena;                                /* frame of first_pfn */
-	size_t arena_len;
+	char *arena;                                /* frame of first_pfn; see "Memory model" for its alignment */
+	size_t arena_len;                           /* (end_pfn - first_pfn) pages, all of the mapping */
 	struct page *memmap;                        /* struct page of first_pfn */
 	void *memmap_map;                           /* the whole vmemmap mapping, guards included */
 	size_t memmap_map_len;

@@ -58,9 +58,13 @@ struct kmem_cache *kmalloc_slab(struct mm *mm, size_t size)
 
 /*
  * create_kmalloc_caches(): power-of-two classes are naturally aligned,
- * whatever slub_debug adds.  An instance whose max_order cannot hold a
- * class (max_order 0 has no room for kmalloc-8k) goes without it: kmalloc
- * of those sizes fails, as kmalloc beyond KMALLOC_MAX_SIZE does.
+ * whatever slub_debug adds: 6.6's create_boot_cache() gives them align =
+ * size (at least ARCH_KMALLOC_MINALIGN), with no PAGE_SIZE cap, so
+ * kmalloc-8k is 8 KiB aligned.  kmalloc-96 and kmalloc-192 get align 0
+ * (the largest power-of-two divisor of the size came only in 6.11).  An
+ * instance whose max_order cannot hold a class (max_order 0 has no room
+ * for kmalloc-8k) goes without it: kmalloc of those sizes fails, as
+ * kmalloc beyond KMALLOC_MAX_SIZE does.
  */
 int create_kmalloc_caches(struct mm *mm, char *err, size_t errlen)
 {
@@ -69,7 +73,7 @@ int create_kmalloc_caches(struct mm *mm, char *err, size_t errlen)
 	mutex_lock(&st->slab_mutex);
 	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
 		unsigned int size = kmalloc_sizes[i];
-		unsigned int align = (size & (size - 1)) ? 0 : MIN(size, (unsigned int)MM_PAGE_SIZE);
+		unsigned int align = (size & (size - 1)) ? 0 : size;
 
 		if (size > (MM_PAGE_SIZE << MAX_ORDER(mm)))
 			continue;

@@ -473,8 +473,8 @@ static int kmem_cache_setup_layout(struct kmem_cache *s, char *err, size_t errle
 			layout_apply(s, cur);
 		if (ret == -2)
 			return mm_fail(err, errlen, "kmem_cache_create(%s): out of memory", s->name);
-		return mm_fail(err, errlen, "kmem_cache_create(%s): object size %u (stride %u) does not fit "
-			    "a slab of order <= %u", s->name, s->object_size, s->size, MAX_ORDER(s->mm));
+		return mm_fail(err, errlen, "kmem_cache_create(%s): object size %u (stride %u, align %u) does not "
+			    "fit a slab of order <= %u", s->name, s->object_size, s->size, s->align, MAX_ORDER(s->mm));
 	}
 	/* An empty slot, else the least recently used layout not in use makes room. */
 	for (i = 0; i < SLUB_NR_LAYOUTS; i++) {
@@ -538,8 +538,17 @@ struct kmem_cache *__kmem_cache_create(struct mm *mm, const char *name, unsigned
 		mm_fail(err, errlen, "kmem_cache_create(%s): align %u is not a power of two", name, align);
 		return NULL;
 	}
-	if (align > MM_PAGE_SIZE) {
-		mm_fail(err, errlen, "kmem_cache_create(%s): align %u larger than a page", name, align);
+	/*
+	 * 6.6 bounds align by nothing (calculate_alignment() only raises it):
+	 * objects aligned beyond a page come from slabs whose blocks are (the
+	 * direct map's alignment, memmap.c).  An align beyond the largest
+	 * block no slab order can meet, and kmem_cache_open() fails then
+	 * (calculate_order() finds no order); refused here already, before the
+	 * stride arithmetic in unsigned int could wrap.
+	 */
+	if ((size_t)align > (MM_PAGE_SIZE << MAX_ORDER(mm))) {
+		mm_fail(err, errlen, "kmem_cache_create(%s): align %u larger than the largest slab (order %u, %lu bytes)",
+			name, align, MAX_ORDER(mm), MM_PAGE_SIZE << MAX_ORDER(mm));
 		return NULL;
 	}
 	if (flags & ~(SLAB_DEBUG_FLAGS | SLAB_KMALLOC | SLAB_HWCACHE_ALIGN | SLAB_CACHE_DMA |

@@ -404,14 +404,12 @@ static const unsigned int cache_sizes[] = { 8, 16, 32, 64, 96, 128, 192, 256, 51
 
 /*
  * What kmalloc promises of an object's address (create_kmalloc_caches(), as
- * the kernel): natural alignment for a power-of-two size up to PAGE_SIZE,
- * ARCH_KMALLOC_MINALIGN (8) for the others.
+ * 6.6's create_boot_cache()): natural alignment for a power-of-two size,
+ * kmalloc-8k's 8 KiB included, ARCH_KMALLOC_MINALIGN (8) for the others.
  */
 static size_t kmalloc_align(unsigned int size)
 {
-	if (size & (size - 1))
-		return 8;
-	return size < MM_PAGE_SIZE ? size : MM_PAGE_SIZE;
+	return (size & (size - 1)) ? 8 : size;
 }
 
 static void to_cpu(struct mf_ctx *c, long cpu)

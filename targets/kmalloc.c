@@ -68,32 +68,43 @@ static size_t size_of(long sel, long cls)
 	}
 }
 
+/* The buddy block a large kmalloc of @size takes: PAGE_SIZE << get_order(size). */
+static size_t large_block(size_t size)
+{
+	size_t b = MM_PAGE_SIZE;
+	while (b < size)
+		b <<= 1;
+	return b;
+}
+
 /*
  * The alignment kmalloc(size) promises (Documentation/core-api/
  * memory-allocation.rst, 6.6): ARCH_KMALLOC_MINALIGN (8), and for a power
- * of two the size itself - create_kmalloc_caches() gives the power-of-two
- * classes align = MIN(size, PAGE_SIZE) whatever slub_debug adds, so
- * kmalloc-8k is page aligned.  kmalloc-96 and kmalloc-192 are created
- * with align 0: 8 only (red zones move their objects off 32 / 64).  Large
- * allocations are whole pages.
+ * of two the size itself - 6.6's create_boot_cache() gives the
+ * power-of-two classes align = size, no PAGE_SIZE cap, whatever slub_debug
+ * adds, so kmalloc-8k is 8 KiB aligned.  kmalloc-96 and kmalloc-192 are
+ * created with align 0: 8 only (red zones move their objects off 32 / 64).
+ * A large allocation is a whole buddy block of order get_order(size),
+ * aligned to its size as the direct map aligns every block.
  */
 static size_t promise(size_t size)
 {
 	if (size > KMALLOC_MAX_CACHE_SIZE)
-		return MM_PAGE_SIZE;
+		return large_block(size);
 	if (size & (size - 1))
 		return 8;
-	return size < 8 ? 8 : size > MM_PAGE_SIZE ? MM_PAGE_SIZE : size;
+	return size < 8 ? 8 : size;
 }
 
 /*
  * What a krealloc that kept the object in place promises: only what the
  * old object had - it may sit in a larger class (kmalloc-96 holding a
- * shrunk 64-byte request is not 64-aligned).  A large one stays pages.
+ * shrunk 64-byte request is not 64-aligned).  A large one stays in its
+ * block, at least as large as the block @size needs and aligned to it.
  */
 static size_t promise_in_place(size_t size)
 {
-	return size > KMALLOC_MAX_CACHE_SIZE ? MM_PAGE_SIZE : 8;
+	return size > KMALLOC_MAX_CACHE_SIZE ? large_block(size) : 8;
 }
 
 static void to_cpu(struct mf_ctx *c, long cpu)

@@ -99,8 +99,10 @@ static const enum mm_pp point_ids[] = { MM_PP_TID_READ, MM_PP_BEFORE_CMPXCHG, MM
 static const char *const actions[] = { "irq", "migrate", "irq_migrate", "pending", "signal" };
 enum { ACT_IRQ, ACT_MIGRATE, ACT_BOTH, ACT_PENDING, ACT_SIGNAL };
 static const char *const irq_orders[] = { "lifo", "fifo" };
-static const char *const aligns[] = { "0", "8", "16", "32", "64", "128", "256", "1024" };
-static const unsigned int align_val[] = { 0, 8, 16, 32, 64, 128, 256, 1024 };
+/* Beyond a page too: 6.6 bounds align by nothing but the largest slab (kmem_cache_create() refuses more). */
+static const char *const aligns[] = { "0", "8", "16", "32", "64", "128", "256", "1024", "2048", "4096", "8192",
+				      "16384" };
+static const unsigned int align_val[] = { 0, 8, 16, 32, 64, 128, 256, 1024, 2048, 4096, 8192, 16384 };
 static const char *const bad_kinds[] = { "double", "interior", "wrong_cache", "double_fresh" };
 enum { BAD_DOUBLE, BAD_INTERIOR, BAD_WRONG, BAD_DOUBLE_FRESH };
 /*
@@ -436,6 +438,10 @@ static void op_create(struct mf_ctx *c, struct mf_op *op)
 	     (unsigned int)flags, ctor ? "ctor" : "NULL");
 	MF_C(c, "\tdiverged(%u, s%u %s NULL, \"kmem_cache_create %s; in the fuzz run it %s\");\n\tcaches[%u] = s%u;\n",
 	     c->cur, cid, s ? "==" : "!=", s ? "failed" : "succeeded", s ? "succeeded" : "failed", cid, cid);
+	/* No slab order meets an align beyond the largest block (6.6's calculate_order() finds none). */
+	if (s && align > (MM_PAGE_SIZE << mf_config(c)->max_order))
+		mf_fail(c, "C1", "kmem_cache_create(%s, align %u) succeeded, beyond the largest block (order %u)", name,
+			align, mf_config(c)->max_order);
 	if (!s) {
 		op->res[0] = -3;
 		return;
@@ -1238,7 +1244,7 @@ static void note_clobber(FILE *f, const struct mf_op *op)
 
 /* kmem_cache_create's refusals: NULL, no report, no cache left behind. */
 static const char *const bad_creates[] = { "no_name", "empty_name", "size0", "too_big", "align_not_pow2",
-					   "align_over_page", "unknown_flag" };
+					   "align_over_block", "unknown_flag" };
 
 static void op_create_bad(struct mf_ctx *c, struct mf_op *op)
 {
@@ -1253,7 +1259,7 @@ static void op_create_bad(struct mf_ctx *c, struct mf_op *op)
 	case 2: size = 0; break;
 	case 3: size = (unsigned int)(MM_PAGE_SIZE << mf_config(c)->max_order) + 1 + (unsigned int)op->a[1]; break;
 	case 4: align = 24 + 16 * (unsigned int)(op->a[1] % 8); break;     /* never a power of two */
-	case 5: align = (unsigned int)MM_PAGE_SIZE << (1 + op->a[1] % 3); break;
+	case 5: align = (unsigned int)(MM_PAGE_SIZE << mf_config(c)->max_order) << (1 + op->a[1] % 3); break;  /* no slab holds it */
 	case 6: flags = 0x00000001U << (op->a[1] % 2 ? 1 : 27); break;       /* bits slab.h does not know */
 	}
 	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
@@ -1420,7 +1426,7 @@ static const struct mf_opdesc slub_ops[] = {
 	  "validate_slab_cache: reported (BUG and FIX) and repaired", w_op_clobber, note_clobber,
 	  { MF_A_ENUM("kind", clobbers), MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3), MF_A_INT("off", 0, 65535) } },
 	{ "create_bad", "kmem_cache_create that must fail (no name, empty name, size 0, too big, align not a power "
-	  "of two, align over a page, unknown flags): NULL, nothing reported, no cache added", w_op_create_bad, note_count,
+	  "of two, align beyond the largest block, unknown flags): NULL, nothing reported, no cache added", w_op_create_bad, note_count,
 	  { MF_A_ENUM("kind", bad_creates), MF_A_INT("arg", 0, 255) } },
 	{ "introspect", "kmem_cache_get_info, the statistics and /proc/slabinfo against the shadow", w_op_introspect,
 	  note_count, { MF_A_IDX("cache") } },

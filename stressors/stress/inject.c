@@ -169,7 +169,7 @@ static void irq_alloc(struct worker *w, struct irq_pool *pool, struct alloc *a)
 		n.kind = AK_PAGE;
 		n.order = (uint8_t)order;
 		n.size = (uint32_t)(MM_PAGE_SIZE << order);
-		align = MM_PAGE_SIZE;
+		align = MM_PAGE_SIZE << order;       /* a block: aligned to its order */
 		break;
 	}
 	}

@@ -58,13 +58,22 @@ static inline uint64_t new_tag(struct worker *w)
 	return rng_next(&w->rng) | 1;
 }
 
-/* kmalloc's promise: 8 bytes; a power of two is naturally aligned (Linux >= 5.4); large: pages. */
+/*
+ * kmalloc's promise: 8 bytes; a power of two is naturally aligned (Linux
+ * >= 5.4; 6.6's kmalloc-8k to 8 KiB, no page cap); large: the whole block
+ * of order get_order(size), aligned to its size as the direct map aligns
+ * every buddy block.
+ */
 static unsigned long kmalloc_align(size_t size)
 {
-	if (size > KMALLOC_MAX_CACHE_SIZE)
-		return MM_PAGE_SIZE;
+	if (size > KMALLOC_MAX_CACHE_SIZE) {
+		unsigned long b = MM_PAGE_SIZE;
+		while (b < size)
+			b <<= 1;
+		return b;
+	}
 	if (size >= 8 && !(size & (size - 1)))
-		return size < MM_PAGE_SIZE ? size : MM_PAGE_SIZE;
+		return size;
 	return 8;
 }
 
@@ -207,7 +216,7 @@ static bool alloc_pages_into(struct worker *w, struct alloc *dst, gfp_t gfp, uns
 		.pad = how != 0,
 	};
 	put_slot(w, dst, &a);
-	return took(w, dst, li, gfp & __GFP_ZERO, MM_PAGE_SIZE, gfp_max_zone(gfp));
+	return took(w, dst, li, gfp & __GFP_ZERO, MM_PAGE_SIZE << order, gfp_max_zone(gfp));   /* a block: aligned to its order */
 }
 
 static const gfp_t pcp_gfps[] = {

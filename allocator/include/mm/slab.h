@@ -98,9 +98,13 @@ void kmem_cache_free(struct kmem_cache *s, void *x);
 /* ---- bulk (slab/bulk.c) ---- */
 /* All or nothing: @size objects into p[], or 0 with nothing kept. */
 int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t size, void **p);
-/* Objects of one slab are freed together, with one cmpxchg. */
+/*
+ * Objects of one slab are freed together, with one cmpxchg.  Every entry
+ * must be an object: a NULL or ZERO_SIZE_PTR entry is reported (6.6 faults
+ * on it) and the rest are freed.  The array's order is not kept.
+ */
 void kmem_cache_free_bulk(struct kmem_cache *s, size_t size, void **p);
-/* kfree() of every entry (kmalloc'ed, large or from any cache). */
+/* kfree() of every entry (kmalloc'ed, large or from any cache); NULLs as above, unlike kfree(). */
 void kfree_bulk(struct mm *mm, size_t size, void **p);
 
 /* ---- kmalloc (slab/kmalloc.c) ---- */

@@ -633,12 +633,13 @@ void __flush_cpu_slab(struct kmem_cache *s, int cpu)
 {
 	struct kmem_cache_cpu *c = slub_cpu(s, cpu);
 	struct page *slab = c_slab(c);
+	void *freelist = c_freelist(c);
 
+	/* As 6.6 (and flush_slab() above): the tid advances even with no cpu slab. */
+	c_set_slab(c, NULL);
+	c_set_freelist(c, NULL);
+	c_set_tid(c, next_tid(c_tid(c)));
 	if (slab) {
-		void *freelist = c_freelist(c);
-		c_set_slab(c, NULL);
-		c_set_freelist(c, NULL);
-		c_set_tid(c, next_tid(c_tid(c)));
 		deactivate_slab(s, slab, freelist);
 		stat(s, CPUSLAB_FLUSH);
 	}

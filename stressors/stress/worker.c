@@ -699,7 +699,12 @@ static bool op_krealloc(struct worker *w, struct alloc *a)
 	STAT_INC(w->st.ops);
 	if (!p) {                                /* failed: the old block is still ours */
 		STAT_INC(w->st.fails);
-		return took(w, a, li, false, kmalloc_align(a->size), MAX_NR_ZONES);
+		/*
+		 * Its alignment was checked when it was taken; a->size may since
+		 * have shrunk in place (72 bytes in kmalloc-96 asked down to 64),
+		 * so kmalloc_align(a->size) would demand what was never promised.
+		 */
+		return took(w, a, li, false, 8, MAX_NR_ZONES);
 	}
 	struct alloc n = *a;
 	n.p = p;

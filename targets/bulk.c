@@ -5,7 +5,7 @@
  * either between guard words or an exact-size heap array, so ASan sees a
  * read or write past nr_pages) and into lists, and the bulk frees
  * release_pages (with NULL entries) and free_unref_page_list; and SLUB's
- * kmem_cache_alloc_bulk / kmem_cache_free_bulk on the kmalloc caches (the
+ * kmem_cache_alloc_bulk / kmem_cache_free_bulk on the kmalloc-N caches (the
  * array between guard words, all or nothing).  Interrupts
  * can be injected at the bulk path's preemption points (MM_PP_BULK and the
  * pcp ones) as in the pcp target.
@@ -397,7 +397,7 @@ static const struct mf_opdesc bulk_setup = {
 
 /* ------------------------------------------------------------ kmem_cache bulk */
 
-/* The kmalloc caches the slab bulk ops use (kmalloc_slab() of these sizes). */
+/* The kmalloc caches the slab bulk ops use (kmalloc_slab(size, GFP_KERNEL): the kmalloc-N caches). */
 static const char *const cache_size_names[] = { "8", "16", "32", "64", "96", "128", "192", "256", "512", "1k",
 						 "2k", "4k", "8k" };
 static const unsigned int cache_sizes[] = { 8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192 };
@@ -428,7 +428,7 @@ static void to_cpu(struct mf_ctx *c, long cpu)
 static void op_cache_bulk(struct mf_ctx *c, struct mf_op *op)
 {
 	int n = (int)op->a[0];
-	struct kmem_cache *s = kmalloc_slab(c->mm, cache_sizes[op->a[1]]);
+	struct kmem_cache *s = kmalloc_slab(c->mm, cache_sizes[op->a[1]], GFP_KERNEL);
 	void *guarded[GUARDS + BULK_MAX + GUARDS];
 	void **p = guarded + GUARDS;
 
@@ -445,7 +445,7 @@ static void op_cache_bulk(struct mf_ctx *c, struct mf_op *op)
 	for (int i = 0; i < n; i++)
 		p[i] = NULL;
 	int got = kmem_cache_alloc_bulk(s, GFP_KERNEL, (size_t)n, p);
-	MF_C(c, "\tobjs_begin(%d);\n\tgot = kmem_cache_alloc_bulk(kmalloc_slab(mm, %u), GFP_KERNEL, %d, objs);\n"
+	MF_C(c, "\tobjs_begin(%d);\n\tgot = kmem_cache_alloc_bulk(kmalloc_slab(mm, %u, GFP_KERNEL), GFP_KERNEL, %d, objs);\n"
 	     "\tobjs_check(%u, %d, got);\n\tdiverged(%u, got != %d, \"kmem_cache_alloc_bulk's result\");\n",
 	     n, cache_sizes[op->a[1]], n, c->cur, n, c->cur, got);
 	op->res[0] = got;
@@ -497,7 +497,7 @@ static void op_cache_free_bulk(struct mf_ctx *c, struct mf_op *op)
 		mf_shadow_remove(c, a);
 	}
 	kmem_cache_free_bulk(s, n, p);
-	MF_C(c, "\tkmem_cache_free_bulk(kmalloc_slab(mm, %u), %zu, objs);\n", kmem_cache_size(s), n);
+	MF_C(c, "\tkmem_cache_free_bulk(kmalloc_slab(mm, %u, GFP_KERNEL), %zu, objs);\n", kmem_cache_size(s), n);
 	op->res[0] = (long)n;
 }
 
@@ -552,7 +552,7 @@ static const struct mf_opdesc bulk_ops[] = {
 	{ "inject", "the next n preemption points in ops act on plan (2 bits each: bit 0 irq, bit 1 migrate); the "
 	  "handler takes a GFP_ATOMIC page or frees one", w_op_inject, NULL,
 	  { MF_A_HEX("plan", 0, 0xffffffffL), MF_A_INT("n", 0, 16) } },
-	{ "cache_bulk", "kmem_cache_alloc_bulk(kmalloc_slab(size), n) into an array between guard words, on vCPU cpu",
+	{ "cache_bulk", "kmem_cache_alloc_bulk(kmalloc_slab(size, GFP_KERNEL), n) into an array between guard words, on vCPU cpu",
 	  w_op_cache_bulk, note_res, { MF_A_INT("n", 1, BULK_MAX), MF_A_ENUM("size", cache_size_names), MF_A_INT("cpu", 0, 3) } },
 	{ "cache_free_bulk", "kmem_cache_free_bulk of up to n live objects of one cache, from idx on, on vCPU cpu",
 	  w_op_cache_free_bulk, note_res, { MF_A_INT("n", 1, BULK_MAX), MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3) } },
@@ -588,7 +588,7 @@ static void bulk_release(struct mf_ctx *c, struct mf_alloc *a)
 	if (a->kind == K_OBJ) {
 		struct kmem_cache *s = a->handle;
 		void *p = (void *)a->addr;
-		MF_C(c, "\tuntrack(%u, %u);\n\tkmem_cache_free(kmalloc_slab(mm, %u), o%u);\n", c->cur, a->id,
+		MF_C(c, "\tuntrack(%u, %u);\n\tkmem_cache_free(kmalloc_slab(mm, %u, GFP_KERNEL), o%u);\n", c->cur, a->id,
 		     kmem_cache_size(s), a->id);
 		mf_shadow_remove(c, a);
 		kmem_cache_free(s, p);

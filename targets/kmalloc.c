@@ -14,7 +14,11 @@
  * Checked on top of the harness's per-op mm_check and shadow (C1: inside
  * the arena, aligned as kmalloc promises (promise()), disjoint from every
  * live allocation, the pattern intact until freed):
- *  - a large allocation's pages are in a zone its gfp allows (zone_ok());
+ *  - an allocation's memory is in a zone its gfp allows (zone_ok()): a
+ *    large one's pages, a small one's slab - kmalloc(GFP_DMA) of any size
+ *    is ZONE_DMA memory on a config with a DMA zone (dma-kmalloc-N);
+ *  - kmalloc_slab of every gfp has a bucket of the type kmalloc_type()
+ *    picks (kmalloc-N, kmalloc-rcl-N, dma-kmalloc-N) and the same size;
  *  - size 0 gives ZERO_SIZE_PTR, never NULL or memory;
  *  - kzalloc / kcalloc memory is zero; ksize >= the size asked;
  *  - kmalloc_array / kcalloc whose n * size overflows return NULL;
@@ -41,6 +45,8 @@
 enum { K_OBJ = 0 };
 
 #define MAX_SIZE 70000
+/* The instance's caches: the kmalloc caches of three types (kmalloc-N, kmalloc-rcl-N, dma-kmalloc-N). */
+#define MAX_CACHES (3 * (KMALLOC_SHIFT_HIGH + 1))
 
 static const char *const gfps[] = { "GFP_KERNEL", "GFP_ATOMIC", "GFP_DMA", "GFP_KERNEL_RECLAIMABLE",
 				    "GFP_NOWAIT" };
@@ -136,27 +142,43 @@ static void set_pages(struct mf_ctx *c, struct mf_alloc *a, size_t ks)
 }
 
 /*
- * A new large allocation (alloc_pages(gfp | __GFP_COMP)) is in a zone @gfp
- * allows: kmalloc(GFP_DMA) beyond KMALLOC_MAX_CACHE_SIZE is ZONE_DMA
- * memory.  Small ones are not checked: the model has one set of kmalloc
- * caches, no kmalloc-dma-* (allocator/slab/kmalloc.c), and new_slab() takes
- * the zone from the cache, so their zone bits are ignored.  The C file
- * checks a pfn bound: the end of the highest populated zone allowed.
+ * Whether __GFP_DMA selects the dma-kmalloc-N caches: on an instance with
+ * a populated ZONE_DMA only (allocator/slab/kmalloc.c; elsewhere a small
+ * kmalloc(GFP_DMA) is served by kmalloc-N, as without CONFIG_ZONE_DMA).
+ */
+static bool has_dma(struct mf_ctx *c)
+{
+	return mm_zone(c->mm, ZONE_DMA) != NULL;
+}
+
+/*
+ * A new allocation is in a zone @gfp allows: a large one's pages
+ * (alloc_pages(gfp | __GFP_COMP)), a small one's slab (the kmalloc cache
+ * kmalloc_type() picks: dma-kmalloc-N has ZONE_DMA slabs, the others take
+ * GFP_KERNEL's zones, the caller's zone bits never reach new_slab()).  So
+ * kmalloc(GFP_DMA) of any size is ZONE_DMA memory - small ones only on a
+ * config with a DMA zone: without one __GFP_DMA picks kmalloc-N.  The C
+ * file checks a pfn bound: the end of the highest populated zone allowed.
  */
 static void zone_ok(struct mf_ctx *c, const struct mf_alloc *a, gfp_t gfp, const char *what)
 {
 	const struct mm_config *cfg = mf_config(c);
-	int hz = mf_gfp_zone(gfp), z = mf_zone_of_pfn(cfg, a->pfn);
+	bool large = a->nr_pages != 0;
+	unsigned long first = large ? a->pfn : page_to_pfn(c->mm, virt_to_page(c->mm, (void *)a->addr));
+	unsigned long last = large ? a->pfn + a->nr_pages - 1
+				   : page_to_pfn(c->mm, virt_to_page(c->mm, (char *)a->addr + a->len - 1));
+	int hz = mf_gfp_zone(large || has_dma(c) ? gfp : gfp & ~__GFP_DMA), z = mf_zone_of_pfn(cfg, first);
 	unsigned long limit = 0;
 
 	for (int k = 0; k <= hz && k < MAX_NR_ZONES; k++)
 		if (cfg->zones[k].end_pfn > cfg->zones[k].start_pfn && cfg->zones[k].end_pfn > limit)
 			limit = cfg->zones[k].end_pfn;
-	MF_C(c, "\texpect(%u, page_to_pfn(mm, virt_to_page(mm, o%u)) < %#lxUL, \"a large %s's pages are in a zone "
-	     "its gfp allows (%s or below)\");\n", c->cur, a->id, limit, what, mf_zone_name(hz));
-	if (z < 0 || z > hz || mf_zone_of_pfn(cfg, a->pfn + a->nr_pages - 1) != z)
-		mf_fail(c, "C1", "large %s of %zu bytes with gfp %#x: pfn %#lx (%lu pages) is in zone %s, the gfp allows "
-			"%s or below", what, a->len, gfp, a->pfn, a->nr_pages, mf_zone_name(z), mf_zone_name(hz));
+	MF_C(c, "\texpect(%u, page_to_pfn(mm, virt_to_page(mm, (char *)o%u + %zu)) < %#lxUL, \"a %s %s's memory is in a "
+	     "zone its gfp allows (%s or below)\");\n", c->cur, a->id, a->len - 1, limit, large ? "large" : "small", what,
+	     mf_zone_name(hz));
+	if (z < 0 || z > hz || mf_zone_of_pfn(cfg, last) != z)
+		mf_fail(c, "C1", "%s %s of %zu bytes with gfp %#x: pfn %#lx .. %#lx is in zone %s, the gfp allows %s or below",
+			large ? "large" : "small", what, a->len, gfp, first, last, mf_zone_name(z), mf_zone_name(hz));
 }
 
 /*
@@ -189,7 +211,7 @@ static struct mf_alloc *take(struct mf_ctx *c, void *p, size_t size, bool zeroed
 		mf_fail(c, "C1", "%s of %zu bytes: ksize is %zu", what, size, ks);
 	struct mf_alloc *a = mf_shadow_add(c, K_OBJ, p, size, align, zeroed);
 	set_pages(c, a, ks);
-	if (a->nr_pages && !in_place)
+	if (!in_place)
 		zone_ok(c, a, gfp, what);
 	return a;
 }
@@ -378,6 +400,14 @@ static void op_krealloc(struct mf_ctx *c, struct mf_op *op)
 	res_alloc(op, b, size, p);
 }
 
+/* The name prefix of the bucket kmalloc_slab(size, gfp) gives (kmalloc_type() of 6.6, no memcg). */
+static const char *type_prefix(struct mf_ctx *c, gfp_t gfp)
+{
+	if ((gfp & __GFP_DMA) && has_dma(c))
+		return "dma-kmalloc-";
+	return gfp & __GFP_RECLAIMABLE ? "kmalloc-rcl-" : "kmalloc-";
+}
+
 static void op_roundup(struct mf_ctx *c, struct mf_op *op)
 {
 	size_t size = size_of(op->a[0], op->a[1]);
@@ -387,12 +417,22 @@ static void op_roundup(struct mf_ctx *c, struct mf_op *op)
 	if (size && r < size)
 		mf_fail(c, "C1", "kmalloc_size_roundup(%zu) = %zu", size, r);
 	if (size && size <= KMALLOC_MAX_CACHE_SIZE) {
-		struct kmem_cache *s = kmalloc_slab(c->mm, size);
+		struct kmem_cache *s = kmalloc_slab(c->mm, size, GFP_KERNEL);
 		/* No bucket only when one object (with any debug metadata) may need a larger slab than max_order allows. */
 		bool none_ok = !s && r >= ((size_t)MM_PAGE_SIZE << mf_config(c)->max_order);
 		if (!none_ok && (!s || kmem_cache_size(s) < size))
 			mf_fail(c, "C1", "kmalloc_slab(%zu) is %s (%u bytes)", size, s ? kmem_cache_name(s) : "NULL",
 				s ? kmem_cache_size(s) : 0);
+		/* Every type has the same buckets; each gfp picks its type's. */
+		for (size_t k = 0; s && k < sizeof(gfp_val) / sizeof(gfp_val[0]); k++) {
+			struct kmem_cache *t = kmalloc_slab(c->mm, size, gfp_val[k]);
+			const char *prefix = type_prefix(c, gfp_val[k]);
+			const char *name = t ? kmem_cache_name(t) : "NULL";
+			if (!t || kmem_cache_size(t) != kmem_cache_size(s) || strncmp(name, prefix, strlen(prefix)) ||
+			    name[strlen(prefix)] < '0' || name[strlen(prefix)] > '9')
+				mf_fail(c, "C1", "kmalloc_slab(%zu, %s) is %s (%u bytes), not the %s bucket of %s", size, gfps[k],
+					name, t ? kmem_cache_size(t) : 0, prefix, kmem_cache_name(s));
+		}
 	}
 	op->res[0] = (long)r;
 }
@@ -453,16 +493,17 @@ static void op_free_bulk(struct mf_ctx *c, struct mf_op *op)
 
 static void note_n(FILE *f, const struct mf_op *op) { fprintf(f, "%ld entries", op->res[0]); }
 
-/* kmalloc_trace(): kmalloc of size bytes from the bucket kmalloc_slab gives; NULL past the bucket's size. */
+/* kmalloc_trace(): kmalloc of size bytes from the bucket kmalloc_slab(size, gfp) gives; NULL past its size. */
 static void op_trace(struct mf_ctx *c, struct mf_op *op)
 {
 	size_t size = 1 + (size_t)op->a[0] % KMALLOC_MAX_CACHE_SIZE;
 	gfp_t gfp = gfp_val[op->a[1]];
-	struct kmem_cache *s = kmalloc_slab(c->mm, size);
+	struct kmem_cache *s = kmalloc_slab(c->mm, size, gfp);
 
 	op->res[0] = -1;
 	if (!s) {
-		MF_C(c, "\tdiverged(%u, kmalloc_slab(mm, %zu) != NULL, \"kmalloc_slab's bucket\");\n", c->cur, size);
+		MF_C(c, "\tdiverged(%u, kmalloc_slab(mm, %zu, %#x) != NULL, \"kmalloc_slab's bucket\");\n", c->cur, size,
+		     gfp);
 		return;
 	}
 	if (mf_shadow_full(c->sh)) {
@@ -470,10 +511,10 @@ static void op_trace(struct mf_ctx *c, struct mf_op *op)
 		return;
 	}
 	to_cpu(c, op->a[2]);
-	MF_C(c, "\texpect(%u, !kmalloc_trace(kmalloc_slab(mm, %zu), %#x, kmem_cache_size(kmalloc_slab(mm, %zu)) + 1) && "
-	     "!kmalloc_trace(NULL, %#x, %zu), \"kmalloc_trace past the bucket's size, or of no cache, is NULL\");\n"
-	     "\tret = kmalloc_trace(kmalloc_slab(mm, %zu), %#x, %zu);\n", c->cur, size, gfp, size, gfp, size, size, gfp,
-	     size);
+	MF_C(c, "\texpect(%u, !kmalloc_trace(kmalloc_slab(mm, %zu, %#x), %#x, kmem_cache_size(kmalloc_slab(mm, %zu, %#x)) + 1) "
+	     "&& !kmalloc_trace(NULL, %#x, %zu), \"kmalloc_trace past the bucket's size, or of no cache, is NULL\");\n"
+	     "\tret = kmalloc_trace(kmalloc_slab(mm, %zu, %#x), %#x, %zu);\n", c->cur, size, gfp, gfp, size, gfp, gfp, size,
+	     size, gfp, gfp, size);
 	if (kmalloc_trace(s, gfp, (size_t)kmem_cache_size(s) + 1) || kmalloc_trace(NULL, gfp, size))
 		mf_fail(c, "C1", "kmalloc_trace past %s's size (or of no cache) returned memory", kmem_cache_name(s));
 	void *p = kmalloc_trace(s, gfp, size);
@@ -483,7 +524,7 @@ static void op_trace(struct mf_ctx *c, struct mf_op *op)
 		res_alloc(op, NULL, size, p);
 		return;
 	}
-	if (kmalloc_slab(c->mm, ksize(c->mm, p)) != s && ksize(c->mm, p) <= KMALLOC_MAX_CACHE_SIZE &&
+	if (kmalloc_slab(c->mm, ksize(c->mm, p), gfp) != s && ksize(c->mm, p) <= KMALLOC_MAX_CACHE_SIZE &&
 	    ksize(c->mm, p) != kmem_cache_size(s))
 		mf_fail(c, "C1", "kmalloc_trace(%s, %zu): ksize %zu", kmem_cache_name(s), size, ksize(c->mm, p));
 	res_alloc(op, take(c, p, size, false, "kmalloc_trace", gfp, false), size, p);
@@ -652,10 +693,10 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 {
 	char buf[1024], err[256];
 	struct mf_opt_effect e;
-	unsigned int size[KMALLOC_SHIFT_HIGH + 2], i = 0;
+	unsigned int size[MAX_CACHES + 1], i = 0;
 
 	mf_slub_options_text(op, dbg_lists, buf, sizeof(buf), &e);
-	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s && i < KMALLOC_SHIFT_HIGH + 2;
+	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s && i < MAX_CACHES + 1;
 	     s = kmem_cache_next(c->mm, s))
 		size[i++] = kmem_cache_size(s);
 	opts_changed = true;
@@ -673,7 +714,7 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 		mf_fail(c, "C1", "mm_slub_configure(\"%s\") returned %d without a message", buf, r);
 	expect_quiet(c, "mm_slub_configure");
 	i = 0;
-	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s && i < KMALLOC_SHIFT_HIGH + 2;
+	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s && i < MAX_CACHES + 1;
 	     s = kmem_cache_next(c->mm, s), i++)
 		if (kmem_cache_size(s) != size[i])
 			mf_fail(c, "C1", "mm_slub_configure changed the object size of %s: %u -> %u", kmem_cache_name(s),
@@ -728,11 +769,12 @@ static const struct mf_opdesc kmalloc_ops[] = {
 	  { MF_A_IDX("idx") } },
 	{ "touch", "rewrite every byte of a live allocation (after checking it)", w_op_touch, note_alloc,
 	  { MF_A_IDX("idx") } },
-	{ "roundup", "kmalloc_size_roundup and kmalloc_slab of size", w_op_roundup, note_roundup, { SIZE_ARGS } },
+	{ "roundup", "kmalloc_size_roundup of size, and kmalloc_slab of size for every gfp (each type's bucket)",
+	  w_op_roundup, note_roundup, { SIZE_ARGS } },
 	{ "cpu", "switch the task to vCPU cpu", w_op_cpu, NULL, { MF_A_INT("cpu", 0, 3) } },
 	{ "shrink", "kmem_cache_shrink of every cache", w_op_shrink, NULL, { { .name = NULL } } },
-	{ "trace", "kmalloc_trace of 1 + size % 8192 bytes from kmalloc_slab's bucket (past its size: NULL)", w_op_trace,
-	  note_alloc, { MF_A_INT("size", 0, 8191), MF_A_ENUM("gfp", gfps), MF_A_INT("cpu", 0, 3) } },
+	{ "trace", "kmalloc_trace of 1 + size % 8192 bytes from kmalloc_slab's bucket for gfp (past its size: NULL)",
+	  w_op_trace, note_alloc, { MF_A_INT("size", 0, 8191), MF_A_ENUM("gfp", gfps), MF_A_INT("cpu", 0, 3) } },
 	{ "krealloc_array", "krealloc_array of a live allocation (overflow: n * size overflows, NULL and the "
 	  "allocation untouched) or of NULL", w_op_krealloc_array, note_alloc,
 	  { MF_A_IDX("idx"), MF_A_INT("n", 0, 64), MF_A_INT("size", 0, 1023), MF_A_ENUM("gfp", gfps),
@@ -794,7 +836,12 @@ static void kmalloc_cgen_prologue(struct mf_ctx *c, FILE *f)
 	(void)c;
 	mf_slub_cgen_common(f);
 	fprintf(f, "#define MAX_SIZE %d\n", MAX_SIZE);
-	fputs("UNUSED static void *ret;\n"
+	fputs("/* The fuzz run's gfp choices: roundup() looks at each one's bucket. */\n"
+	      "UNUSED static const gfp_t gfp_choices[] = {", f);
+	for (size_t k = 0; k < sizeof(gfp_val) / sizeof(gfp_val[0]); k++)
+		fprintf(f, "%s%#x", k ? ", " : " ", gfp_val[k]);
+	fputs(" };\n"
+	      "UNUSED static void *ret;\n"
 	      "UNUSED static void *bad;\n"
 	      "UNUSED static struct page *bad_page;\n"
 	      "UNUSED static uint64_t not_ours[4];\n"
@@ -807,8 +854,18 @@ static void kmalloc_cgen_prologue(struct mf_ctx *c, FILE *f)
 	      "{\n\tsize_t r = kmalloc_size_roundup(mm, size);\n"
 	      "\texpect(op, !size || r >= size, \"kmalloc_size_roundup is at least the size\");\n"
 	      "\tif (size && size <= KMALLOC_MAX_CACHE_SIZE) {\n"
-	      "\t\tstruct kmem_cache *s = kmalloc_slab(mm, size);\n"
+	      "\t\tstruct kmem_cache *s = kmalloc_slab(mm, size, GFP_KERNEL);\n"
 	      "\t\texpect(op, s ? kmem_cache_size(s) >= size : none_ok, \"kmalloc_slab has a bucket that holds the size\");\n"
+	      "\t\tfor (size_t k = 0; s && k < sizeof(gfp_choices) / sizeof(gfp_choices[0]); k++) {\n"
+	      "\t\t\tgfp_t g = gfp_choices[k];\n"
+	      "\t\t\tstruct kmem_cache *t = kmalloc_slab(mm, size, g);\n"
+	      "\t\t\tconst char *want = (g & __GFP_DMA) && mm_zone(mm, ZONE_DMA) ? \"dma-kmalloc-\"\n"
+	      "\t\t\t\t\t : g & __GFP_RECLAIMABLE ? \"kmalloc-rcl-\" : \"kmalloc-\";\n"
+	      "\t\t\texpect(op, t && kmem_cache_size(t) == kmem_cache_size(s) &&\n"
+	      "\t\t\t       !strncmp(kmem_cache_name(t), want, strlen(want)) &&\n"
+	      "\t\t\t       kmem_cache_name(t)[strlen(want)] >= '0' && kmem_cache_name(t)[strlen(want)] <= '9',\n"
+	      "\t\t\t       \"kmalloc_slab of each gfp is its type's bucket of the same size\");\n"
+	      "\t\t}\n"
 	      "\t}\n}\n\n", f);
 }
 

@@ -722,7 +722,7 @@ static void teardown(struct mf_ctx *c)
 	}
 	for (size_t k = 0; S.kmalloc_used && k < sizeof(kmalloc_vals) / sizeof(kmalloc_vals[0]); k++)
 		if (kmalloc_vals[k] <= KMALLOC_MAX_CACHE_SIZE)
-			kmem_cache_shrink(kmalloc_slab(c->mm, kmalloc_vals[k]));
+			kmem_cache_shrink(kmalloc_slab(c->mm, kmalloc_vals[k], GFP_KERNEL));
 	/*
 	 * The instance's teardown: drain, check, back to the initial state.
 	 * Its check walks the lists (level 2) only when the final level asks

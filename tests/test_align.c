@@ -84,7 +84,7 @@ static void check_kmalloc(struct mm *mm, const char *cfg, const char *opts, unsi
 	bool roomy = mm_nr_valid_pages(mm) >= ROOMY;
 
 	for (size_t size = 8; size <= KMALLOC_MAX_CACHE_SIZE; size <<= 1) {
-		if (!kmalloc_slab(mm, size))
+		if (!kmalloc_slab(mm, size, GFP_KERNEL))
 			continue;        /* no such class here (max_order too small) */
 		unsigned int n = 0, bad = 0, want = size >= 1024 ? 16 : MAX_OBJS;
 		while (n < want && (p[n] = kmalloc(mm, size, GFP_KERNEL | NOFAIL)))

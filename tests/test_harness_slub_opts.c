@@ -225,12 +225,12 @@ static const struct {
 /*
  * Golden hashes of the layouts a fresh instance (mm_config_default) has
  * right after mm_slub_configure(golden_opts[i]), and [0] after mm_reset()
- * with the defaults, computed by the allocator as of commit 58d94d9 (before
- * the layout memo).  ASan builds add KASAN's red zones to every layout.
- * kmalloc-8k's align going from PAGE_SIZE to 8192 (6.6's create_boot_cache()
- * has no cap) changed the two with red zones on every cache ([1], [8]: an
- * 8 KiB left red zone, a 24 KiB stride) and, in ASan builds, every one
- * (KASAN's red zone makes its stride 16 KiB, was 12 KiB).
+ * with the defaults.  First computed by the allocator as of commit 58d94d9
+ * (before the layout memo); recomputed when kmalloc-8k's align went from
+ * PAGE_SIZE to 8192 (6.6's create_boot_cache() has no cap) and when the
+ * instance got the kmalloc-rcl-N and dma-kmalloc-N caches (every cache
+ * is hashed, and the new ones draw from the random state too).  ASan
+ * builds add KASAN's red zones to every layout.
  */
 static const char *const golden_opts[] = {
 	NULL,
@@ -252,14 +252,14 @@ static const char *const golden_opts[] = {
 static const unsigned long long golden[2][NR_GOLDEN] = {
 	/* plain builds */
 	{
-	  0x5bcc7f888f492623ULL, 0x50d2df3a6650f0afULL, 0x874e7bfe710f3196ULL, 0x46e304c62d78edc4ULL,
-	  0xeebbc96f3ed5e869ULL, 0x5bde3ac2dfd2cdbcULL, 0xe9acafdd3ffaf31fULL, 0xd3bd917847cfbb95ULL,
-	  0x901ca78a57878bceULL, 0xd139a220200abbdeULL, 0xc57f6808411f7569ULL, 0x7a12a1124f62b682ULL },
+	  0x708e3548d3cecf58ULL, 0xab51328349358472ULL, 0xada7f43937cc73e8ULL, 0x3177c0de3426f9d4ULL,
+	  0x19de48777ba33ae5ULL, 0x91234a371724ec94ULL, 0xb3f922a153096872ULL, 0xe19ceff74ab38447ULL,
+	  0x64801bbfc097bcbeULL, 0x4995d2f6fa7e3aefULL, 0xc8898d5f7f4896a4ULL, 0xb94c04bb2fea66b1ULL },
 	/* ASan builds */
 	{
-	  0x0ef196c8eacca88cULL, 0x50d2df3a6650f0afULL, 0x1f345b77da93d644ULL, 0x5cad7d2c985ba18aULL,
-	  0x904b25a2490edcedULL, 0x2f3cf82b725468bfULL, 0x970afda153df2ad2ULL, 0xf07961d85739037bULL,
-	  0x901ca78a57878bceULL, 0x66f0ca90e6cb6102ULL, 0x310e8cf548d56812ULL, 0x4c80aef5c9ef58aaULL },
+	  0x55ddcfa81979bfd5ULL, 0xab51328349358472ULL, 0x025d553b0367bd39ULL, 0x7857d64b6c490347ULL,
+	  0x19c6d03fa7455681ULL, 0x96f0f23c808b9b36ULL, 0xb3d5487f9f46a4f1ULL, 0x6fe4c06c1b64d978ULL,
+	  0x64801bbfc097bcbeULL, 0x3c09dca19f000db7ULL, 0xba4ced290ef54494ULL, 0x309a3c986ecec7a8ULL },
 };
 
 int main(int argc, char **argv)

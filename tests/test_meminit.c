@@ -117,7 +117,7 @@ static void test_init_on_free_observable(void)
 		static const size_t sizes[] = { 16, 64, 96, 192, 1024, 4096 };
 		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 			struct kmem_cache_info info;
-			REQUIRE(!kmem_cache_get_info(kmalloc_slab(mm, sizes[k]), &info));
+			REQUIRE(!kmem_cache_get_info(kmalloc_slab(mm, sizes[k], GFP_KERNEL), &info));
 			void *keep = kmalloc(mm, sizes[k], GFP_KERNEL);   /* the slab stays */
 			unsigned char *p = kmalloc(mm, sizes[k], GFP_KERNEL);
 			REQUIRE(keep && p);

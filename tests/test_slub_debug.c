@@ -51,16 +51,16 @@ static void test_option_string(void)
 	struct mm *mm = new_mm("slub_debug=FZP,kmalloc-64;U,kmalloc-1*");
 	struct kmem_cache_info i;
 
-	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 64), &i));
+	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 64, GFP_KERNEL), &i));
 	CHECK((i.flags & (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON)) ==
 	      (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON));
 	CHECK(!(i.flags & SLAB_STORE_USER));
 	CHECK(i.red_left_pad == 64);          /* kmalloc-64 is 64-byte aligned: so is its red zone */
-	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 128), &i));
+	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 128, GFP_KERNEL), &i));
 	CHECK((i.flags & SLAB_DEBUG_FLAGS) == SLAB_STORE_USER);
-	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 1024), &i));
+	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 1024, GFP_KERNEL), &i));
 	CHECK((i.flags & SLAB_DEBUG_FLAGS) == SLAB_STORE_USER);
-	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 32), &i));
+	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 32, GFP_KERNEL), &i));
 	CHECK((i.flags & SLAB_DEBUG_FLAGS) == 0);
 
 	/* a new cache picks up a global block */
@@ -100,7 +100,7 @@ static void test_option_string(void)
 	/* layout options on caches that hold slabs: -EBUSY, those caches keep theirs */
 	void *k = kmalloc(mm, 64, GFP_KERNEL);
 	CHECK(mm_slub_configure(mm, "slub_debug=-", err, sizeof(err)) == -16);
-	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 64), &i) && (i.flags & SLAB_RED_ZONE));
+	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 64, GFP_KERNEL), &i) && (i.flags & SLAB_RED_ZONE));
 	kfree(mm, k);
 	CHECK_MM(mm, 3);
 	mm_destroy(mm);

@@ -32,7 +32,7 @@ static void test_size_classes(void)
 	char name[32];
 
 	for (size_t size = 1; size <= KMALLOC_MAX_CACHE_SIZE; size += (size < 300 ? 1 : 37)) {
-		struct kmem_cache *s = kmalloc_slab(mm, size);
+		struct kmem_cache *s = kmalloc_slab(mm, size, GFP_KERNEL);
 		unsigned int want = class_of(size);
 		REQUIRE(s);
 		CHECK_MSG(kmem_cache_size(s) == want, "size %zu: cache %s", size, kmem_cache_name(s));
@@ -51,8 +51,8 @@ static void test_size_classes(void)
 		memset(p, 0xa5, size);
 		kfree(mm, p);
 	}
-	CHECK(kmalloc_slab(mm, 0) == NULL);
-	CHECK(kmalloc_slab(mm, KMALLOC_MAX_CACHE_SIZE + 1) == NULL);
+	CHECK(kmalloc_slab(mm, 0, GFP_KERNEL) == NULL);
+	CHECK(kmalloc_slab(mm, KMALLOC_MAX_CACHE_SIZE + 1, GFP_KERNEL) == NULL);
 	CHECK(kmalloc_size_roundup(mm, 65) == 96);
 	CHECK(kmalloc_size_roundup(mm, 129) == 192);
 	CHECK(kmalloc_size_roundup(mm, 8193) == 16384);
@@ -329,7 +329,7 @@ static void test_bad_kfree(void)
 	CHECK(strstr(mm_last_report(mm)->reason, "Wrong slab cache") != NULL);
 	CHECK_MM(mm, 3);
 	struct kmem_cache_info i;
-	kmem_cache_get_info(kmalloc_slab(mm, 64), &i);
+	kmem_cache_get_info(kmalloc_slab(mm, 64, GFP_KERNEL), &i);
 	if (i.nr_live >= 0)
 		CHECK(i.nr_live == 0);
 	kmem_cache_destroy(s);

@@ -759,9 +759,10 @@ void kmem_cache_destroy(struct kmem_cache *s)
 		return;
 	}
 	list_del(&s->list);
-	for (int i = 0; i <= KMALLOC_SHIFT_HIGH; i++)
-		if (st->kmalloc_caches[i] == s)
-			st->kmalloc_caches[i] = NULL;
+	for (int type = 0; type < NR_KMALLOC_TYPES; type++)
+		for (int i = 0; i <= KMALLOC_SHIFT_HIGH; i++)
+			if (st->kmalloc_caches[type][i] == s)
+				st->kmalloc_caches[type][i] = NULL;
 	mutex_unlock(&st->slab_mutex);
 	cpus_read_unlock(s->mm);
 	__kmem_cache_release(s);

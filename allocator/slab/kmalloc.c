@@ -6,14 +6,26 @@
  * kmalloc(16384) never touches SLUB), and kfree telling the two apart.
  *
  * Models mm/slab_common.c and mm/slub.c of Linux 6.6: kmalloc_index(),
- * size_index[], kmalloc_slab(), create_kmalloc_caches(),
+ * size_index[], kmalloc_slab(), kmalloc_info[]'s names,
+ * create_kmalloc_caches() with new_kmalloc_cache()'s flags per type,
  * __do_kmalloc_node(), __kmalloc_large_node(), kfree(),
  * free_large_kmalloc(), __ksize()/ksize(), kmalloc_size_roundup(); and
  * krealloc() of Linux 6.12, which keeps the kmalloc red zone and the
  * recorded request size right when an object shrinks or grows in place
- * (6.6 left them stale).  One set of kmalloc caches: no DMA or reclaimable
- * variants (the caller's zone bits are ignored for small sizes, as the
- * kernel's kmalloc caches do without CONFIG_ZONE_DMA).
+ * (6.6 left them stale).
+ *
+ * The kmalloc cache types of 6.6 (kmalloc_type(), slab/slab.h): small
+ * kmalloc with __GFP_RECLAIMABLE is served by "kmalloc-rcl-N" caches
+ * (SLAB_RECLAIM_ACCOUNT: their slabs are reclaimable pages) and with
+ * __GFP_DMA by "dma-kmalloc-N" (SLAB_CACHE_DMA: ZONE_DMA pages); the
+ * caller's zone and mobility bits never reach new_slab(), the cache's
+ * allocflags decide.  The DMA caches exist only on an instance whose
+ * config populates ZONE_DMA, the model's CONFIG_ZONE_DMA: elsewhere
+ * __GFP_DMA selects no cache type, as in a kernel without ZONE_DMA, and a
+ * small kmalloc(GFP_DMA) is a kmalloc-N (or kmalloc-rcl-N) object.  The
+ * page allocator knows no such fallback (gfp_zone(__GFP_DMA) is ZONE_DMA,
+ * empty or not), so there a large kmalloc(GFP_DMA) fails.  No memcg
+ * (kmalloc-cg-N) and no random kmalloc caches.
  */
 #include <string.h>
 
@@ -22,9 +34,28 @@
 
 #define _RET_IP_ ((unsigned long)__builtin_return_address(0))
 
-static const char *const kmalloc_names[KMALLOC_SHIFT_HIGH + 1] = {
-	NULL, "kmalloc-96", "kmalloc-192", "kmalloc-8", "kmalloc-16", "kmalloc-32", "kmalloc-64",
-	"kmalloc-128", "kmalloc-256", "kmalloc-512", "kmalloc-1k", "kmalloc-2k", "kmalloc-4k", "kmalloc-8k",
+/* kmalloc_info[]'s names (mm/slab_common.c, 6.6), by type and kmalloc_index(). */
+static const char *const kmalloc_names[NR_KMALLOC_TYPES][KMALLOC_SHIFT_HIGH + 1] = {
+	[KMALLOC_NORMAL] = {
+		NULL, "kmalloc-96", "kmalloc-192", "kmalloc-8", "kmalloc-16", "kmalloc-32", "kmalloc-64",
+		"kmalloc-128", "kmalloc-256", "kmalloc-512", "kmalloc-1k", "kmalloc-2k", "kmalloc-4k", "kmalloc-8k",
+	},
+	[KMALLOC_RECLAIM] = {
+		NULL, "kmalloc-rcl-96", "kmalloc-rcl-192", "kmalloc-rcl-8", "kmalloc-rcl-16", "kmalloc-rcl-32",
+		"kmalloc-rcl-64", "kmalloc-rcl-128", "kmalloc-rcl-256", "kmalloc-rcl-512", "kmalloc-rcl-1k",
+		"kmalloc-rcl-2k", "kmalloc-rcl-4k", "kmalloc-rcl-8k",
+	},
+	[KMALLOC_DMA] = {
+		NULL, "dma-kmalloc-96", "dma-kmalloc-192", "dma-kmalloc-8", "dma-kmalloc-16", "dma-kmalloc-32",
+		"dma-kmalloc-64", "dma-kmalloc-128", "dma-kmalloc-256", "dma-kmalloc-512", "dma-kmalloc-1k",
+		"dma-kmalloc-2k", "dma-kmalloc-4k", "dma-kmalloc-8k",
+	},
+};
+/* new_kmalloc_cache()'s flags per type, on top of SLAB_KMALLOC. */
+static const slab_flags_t kmalloc_type_flags[NR_KMALLOC_TYPES] = {
+	[KMALLOC_NORMAL] = 0,
+	[KMALLOC_RECLAIM] = SLAB_RECLAIM_ACCOUNT,
+	[KMALLOC_DMA] = SLAB_CACHE_DMA,
 };
 static const unsigned int kmalloc_sizes[KMALLOC_SHIFT_HIGH + 1] = {
 	0, 96, 192, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192,
@@ -49,28 +80,32 @@ static __always_inline unsigned int kmalloc_index(size_t size)
 	return 64 - (unsigned int)__builtin_clzl(size - 1);     /* fls(size - 1) */
 }
 
-struct kmem_cache *kmalloc_slab(struct mm *mm, size_t size)
+/* kmalloc_slab() (Linux 6.6 mm/slab_common.c, less the caller: no random caches). */
+struct kmem_cache *kmalloc_slab(struct mm *mm, size_t size, gfp_t flags)
 {
+	struct slub_state *st;
+
 	if (!mm || !size || size > KMALLOC_MAX_CACHE_SIZE)
 		return NULL;
-	return slub_state(mm)->kmalloc_caches[kmalloc_index(size)];
+	st = slub_state(mm);
+	return st->kmalloc_caches[kmalloc_type(st, flags)][kmalloc_index(size)];
 }
 
 /*
- * create_kmalloc_caches(): power-of-two classes are naturally aligned,
- * whatever slub_debug adds: 6.6's create_boot_cache() gives them align =
- * size (at least ARCH_KMALLOC_MINALIGN), with no PAGE_SIZE cap, so
- * kmalloc-8k is 8 KiB aligned.  kmalloc-96 and kmalloc-192 get align 0
- * (the largest power-of-two divisor of the size came only in 6.11).  An
- * instance whose max_order cannot hold a class (max_order 0 has no room
- * for kmalloc-8k) goes without it: kmalloc of those sizes fails, as
- * kmalloc beyond KMALLOC_MAX_SIZE does.
+ * new_kmalloc_cache() for every size class of @type, caller holding
+ * slab_mutex.  Power-of-two classes are naturally aligned, whatever
+ * slub_debug adds: 6.6's create_boot_cache() gives them align = size (at
+ * least ARCH_KMALLOC_MINALIGN), with no PAGE_SIZE cap, so kmalloc-8k is
+ * 8 KiB aligned.  kmalloc-96 and kmalloc-192 get align 0 (the largest
+ * power-of-two divisor of the size came only in 6.11).  An instance whose
+ * max_order cannot hold a class (max_order 0 has no room for kmalloc-8k)
+ * goes without it: kmalloc of those sizes fails, as kmalloc beyond
+ * KMALLOC_MAX_SIZE does.
  */
-int create_kmalloc_caches(struct mm *mm, char *err, size_t errlen)
+static int create_kmalloc_type(struct mm *mm, enum kmalloc_cache_type type, char *err, size_t errlen)
 {
 	struct slub_state *st = slub_state(mm);
 
-	mutex_lock(&st->slab_mutex);
 	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
 		unsigned int size = kmalloc_sizes[i];
 		unsigned int align = (size & (size - 1)) ? 0 : size;
@@ -78,25 +113,44 @@ int create_kmalloc_caches(struct mm *mm, char *err, size_t errlen)
 		if (size > (MM_PAGE_SIZE << MAX_ORDER(mm)))
 			continue;
 
-		st->kmalloc_caches[i] = __kmem_cache_create(mm, kmalloc_names[i], size, align, SLAB_KMALLOC, NULL,
-							    err, errlen);
+		st->kmalloc_caches[type][i] = __kmem_cache_create(mm, kmalloc_names[type][i], size, align,
+								  SLAB_KMALLOC | kmalloc_type_flags[type], NULL,
+								  err, errlen);
 		/*
 		 * The largest classes may still not fit a slab of max_order once
 		 * red zones (KASAN's, slub_debug's) widen the stride: go without
 		 * them, as above.  Any smaller class failing is a real error.
 		 */
-		if (!st->kmalloc_caches[i] && 2UL * size >= (MM_PAGE_SIZE << MAX_ORDER(mm))) {
+		if (!st->kmalloc_caches[type][i] && 2UL * size >= (MM_PAGE_SIZE << MAX_ORDER(mm))) {
 			if (err && errlen)
 				err[0] = 0;
 			continue;
 		}
-		if (!st->kmalloc_caches[i]) {
-			mutex_unlock(&st->slab_mutex);
+		if (!st->kmalloc_caches[type][i])
 			return -1;
-		}
 	}
-	mutex_unlock(&st->slab_mutex);
 	return 0;
+}
+
+/*
+ * create_kmalloc_caches() (Linux 6.6): every size class of every type at
+ * creation, type by type (kmalloc-N, then kmalloc-rcl-N, then
+ * dma-kmalloc-N), as 6.6 does at boot; the DMA type only with a populated
+ * ZONE_DMA, which also makes __GFP_DMA a "not normal" bit (kmalloc_type()).
+ */
+int create_kmalloc_caches(struct mm *mm, char *err, size_t errlen)
+{
+	struct slub_state *st = slub_state(mm);
+	bool has_dma = populated_zone(&mm->zones[ZONE_DMA]);
+	int ret = 0;
+
+	st->kmalloc_not_normal = __GFP_RECLAIMABLE | (has_dma ? __GFP_DMA : 0);
+	mutex_lock(&st->slab_mutex);
+	for (int type = KMALLOC_NORMAL; type < NR_KMALLOC_TYPES && !ret; type++)
+		if (type != KMALLOC_DMA || has_dma)
+			ret = create_kmalloc_type(mm, (enum kmalloc_cache_type)type, err, errlen);
+	mutex_unlock(&st->slab_mutex);
+	return ret;
 }
 
 /* ---------------------------------------------------------------- large */
@@ -149,13 +203,15 @@ static void free_large_kmalloc(struct mm *mm, struct page *head, const void *obj
 
 void *kmalloc(struct mm *mm, size_t size, gfp_t gfp)
 {
+	struct slub_state *st;
 	struct kmem_cache *s;
 
 	if (unlikely(size > KMALLOC_MAX_CACHE_SIZE))
 		return kmalloc_large(mm, size, gfp);
 	if (unlikely(!size))
 		return ZERO_SIZE_PTR;
-	s = slub_state(mm)->kmalloc_caches[kmalloc_index(size)];
+	st = slub_state(mm);
+	s = st->kmalloc_caches[kmalloc_type(st, gfp)][kmalloc_index(size)];
 	if (unlikely(!s))
 		return NULL;          /* a size class this instance cannot hold */
 	return slab_alloc_node(s, gfp, _RET_IP_, size);
@@ -268,8 +324,8 @@ size_t kmalloc_size_roundup(struct mm *mm, size_t size)
 {
 	if (!size)
 		return 0;
-	if (size <= KMALLOC_MAX_CACHE_SIZE && kmalloc_slab(mm, size))
-		return kmalloc_slab(mm, size)->object_size;
+	if (size <= KMALLOC_MAX_CACHE_SIZE && kmalloc_slab(mm, size, GFP_KERNEL))
+		return kmalloc_slab(mm, size, GFP_KERNEL)->object_size;
 	return MM_PAGE_SIZE << get_order_size(size);
 }
 

@@ -163,12 +163,29 @@ struct slub_debug_block {
 	char names[128];                        /* comma-separated, '*' suffix globs; "" = every cache */
 };
 
+/*
+ * enum kmalloc_cache_type (include/linux/slab.h, Linux 6.6, in its order):
+ * one set of kmalloc caches per type.  The model has no memcg
+ * (CONFIG_MEMCG_KMEM off: KMALLOC_CGROUP is KMALLOC_NORMAL and
+ * __GFP_ACCOUNT selects nothing) and no CONFIG_RANDOM_KMALLOC_CACHES.
+ * KMALLOC_DMA stands for CONFIG_ZONE_DMA per instance: its caches exist
+ * only when the config populates ZONE_DMA (slub_state.kmalloc_not_normal).
+ */
+enum kmalloc_cache_type {
+	KMALLOC_NORMAL = 0,                     /* "kmalloc-N" */
+	KMALLOC_CGROUP = KMALLOC_NORMAL,        /* no memcg */
+	KMALLOC_RECLAIM,                        /* "kmalloc-rcl-N": SLAB_RECLAIM_ACCOUNT */
+	KMALLOC_DMA,                            /* "dma-kmalloc-N": SLAB_CACHE_DMA */
+	NR_KMALLOC_TYPES
+};
+
 /* The instance's SLUB: mm->slab_state. */
 struct slub_state {
 	struct mm *mm;
 	struct mutex slab_mutex;                /* the kernel's slab_mutex (a sleeping lock): caches, options */
 	struct list_head caches;                /* every struct kmem_cache, creation order */
-	struct kmem_cache *kmalloc_caches[KMALLOC_SHIFT_HIGH + 1]; /* by kmalloc_index() */
+	struct kmem_cache *kmalloc_caches[NR_KMALLOC_TYPES][KMALLOC_SHIFT_HIGH + 1]; /* by kmalloc_type(), kmalloc_index() */
+	gfp_t kmalloc_not_normal;               /* KMALLOC_NOT_NORMAL_BITS: __GFP_RECLAIMABLE, __GFP_DMA with a DMA zone */
 
 	/* options (mm_slub_configure); read without the mutex by allocations */
 	enum slub_fastpath fastpath;
@@ -198,6 +215,21 @@ struct slub_state {
 static inline struct slub_state *slub_state(const struct mm *mm)
 {
 	return (struct slub_state *)mm->slab_state;
+}
+
+/*
+ * kmalloc_type() (include/linux/slab.h, Linux 6.6): the common case,
+ * none of the "not normal" bits, in one test; then __GFP_DMA before
+ * __GFP_RECLAIMABLE.  Without memcg every other case is KMALLOC_RECLAIM.
+ * __GFP_DMA is a "not normal" bit only on an instance with a DMA zone.
+ */
+static __always_inline enum kmalloc_cache_type kmalloc_type(const struct slub_state *st, gfp_t flags)
+{
+	if (likely(!(flags & st->kmalloc_not_normal)))
+		return KMALLOC_NORMAL;
+	if (flags & st->kmalloc_not_normal & __GFP_DMA)
+		return KMALLOC_DMA;
+	return KMALLOC_RECLAIM;
 }
 
 /*

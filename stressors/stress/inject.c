@@ -398,7 +398,7 @@ static struct kmem_cache *shrink_target(uint64_t r)
 	if (S.ncaches && (!kmalloc_caches || (r & 1)))
 		return S.caches[(r >> 1) % (uint64_t)S.ncaches];
 	if (kmalloc_caches)
-		return kmalloc_slab(S.mm, (size_t)1 << (3 + (r >> 1) % 11));
+		return kmalloc_slab(S.mm, (size_t)1 << (3 + (r >> 1) % 11), GFP_KERNEL);
 	return NULL;
 }
 

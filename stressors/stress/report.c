@@ -80,7 +80,7 @@ void stress_totals(struct stress_totals *t)
 		seen[nseen++] = S.caches[i];
 	static const size_t sizes[] = { 8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192 };
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-		struct kmem_cache *s = kmalloc_slab(S.mm, sizes[k]);
+		struct kmem_cache *s = kmalloc_slab(S.mm, sizes[k], GFP_KERNEL);
 		bool dup = !s;
 		for (int i = 0; i < nseen && !dup; i++)
 			dup = seen[i] == s;

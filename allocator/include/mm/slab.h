@@ -119,8 +119,13 @@ size_t ksize(struct mm *mm, const void *p);
 /* kmalloc_trace(): kmalloc of @size bytes from a given cache (the kunit
  * tests' kmalloc from a SLAB_KMALLOC test cache). */
 void *kmalloc_trace(struct kmem_cache *s, gfp_t gfp, size_t size);
-/* The kmalloc cache that serves @size (NULL for 0 or > KMALLOC_MAX_CACHE_SIZE). */
-struct kmem_cache *kmalloc_slab(struct mm *mm, size_t size);
+/*
+ * The kmalloc cache that serves kmalloc(@size, @flags) (NULL for 0 or >
+ * KMALLOC_MAX_CACHE_SIZE): kmalloc-N; kmalloc-rcl-N for __GFP_RECLAIMABLE;
+ * dma-kmalloc-N for __GFP_DMA (before __GFP_RECLAIMABLE), but only on an
+ * instance with a populated ZONE_DMA - elsewhere __GFP_DMA picks no type.
+ */
+struct kmem_cache *kmalloc_slab(struct mm *mm, size_t size, gfp_t flags);
 size_t kmalloc_size_roundup(struct mm *mm, size_t size);
 
 /* ---- debugging (slab/debug.c) ---- */

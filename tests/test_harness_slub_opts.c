@@ -82,11 +82,12 @@ static void take(struct mm *mm, struct snap *p)
 		c->oo = s->oo.x;
 		c->min = s->min.x;
 		c->allocflags = s->allocflags;
-		c->seq_ptr = s->random_seq;
+		c->seq_ptr = s->random_seq ? s->random_seq->seq : NULL;
 		if (s->random_seq) {
+			REQUIRE(s->random_seq->count == count);
 			c->seq = malloc(count * sizeof(unsigned int));
 			REQUIRE(c->seq);
-			memcpy(c->seq, s->random_seq, count * sizeof(unsigned int));
+			memcpy(c->seq, slub_cache_random_seq(s->random_seq), count * sizeof(unsigned int));
 		}
 	}
 	p->fastpath = st->fastpath;

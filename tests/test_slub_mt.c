@@ -9,7 +9,9 @@
  * shrinks a cache now and then (flushing every vCPU by running on it).
  * Every thread runs the level-2 checker as it goes; at the end everything
  * is freed, the level-3 checker must be clean and every cache must count
- * zero live objects.  Clean under TSan and ASan.
+ * zero live objects.  The caches start with their freelist random
+ * sequences not yet made, so the first slabs race to make them.  Clean
+ * under TSan and ASan.
  *
  *   test_slub_mt [threads] [vcpus] [ops per thread] [seed]
  */
@@ -25,6 +27,7 @@
 #include "mm/cpu.h"
 #include "mm/slab.h"
 #include "debug.h"        /* MM_TSAN */
+#include "slab/slab.h"   /* struct slub_random_seq */
 #include "test.h"
 
 
@@ -245,6 +248,37 @@ static void *irq_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * A caller that finds another making the sequence waits for it: made here
+ * first, then marked "being made" again; the waiter must not return
+ * before it reads "made".
+ */
+static atomic_int seq_waiter_done;
+
+static void *seq_waiter(void *arg)
+{
+	const unsigned int *q = slub_cache_random_seq(arg);
+	atomic_store(&seq_waiter_done, 1);
+	return (void *)(uintptr_t)q;
+}
+
+static void seq_wait_check(struct slub_random_seq *rs)
+{
+	pthread_t w;
+	void *got;
+
+	REQUIRE(rs && atomic_load(&rs->state) == 0);
+	const unsigned int *seq = slub_cache_random_seq(rs);
+	CHECK(atomic_load(&rs->state) == 2 && seq == rs->seq);
+	atomic_store(&rs->state, 1);                    /* as if another vCPU were making it */
+	REQUIRE(pthread_create(&w, NULL, seq_waiter, rs) == 0);
+	usleep(20000);
+	CHECK_MSG(!atomic_load(&seq_waiter_done), "slub_cache_random_seq() returned while the sequence was being made");
+	atomic_store(&rs->state, 2);
+	pthread_join(w, &got);
+	CHECK(atomic_load(&seq_waiter_done) && got == (void *)(uintptr_t)seq);
+}
+
 int main(int argc, char **argv)
 {
 	struct mm_config c;
@@ -271,6 +305,15 @@ int main(int argc, char **argv)
 	cache_a = kmem_cache_create(mm, "mt-64", 64, 0, 0, NULL);
 	cache_b = kmem_cache_create(mm, "mt-200", 200, 0, SLAB_HWCACHE_ALIGN, NULL);
 	REQUIRE(cache_a && cache_b);
+	/*
+	 * Options that relayout every cache leave each new layout's random
+	 * sequence to be made on first use (struct slub_random_seq): the
+	 * workers' first slabs race to make it.
+	 */
+	char err[160];
+	REQUIRE(mm_slub_configure(mm, "slab_freelist_random=1", err, sizeof(err)) == 0);
+	REQUIRE(cache_a->random_seq && atomic_load(&cache_a->random_seq->state) == 0);
+	seq_wait_check(cache_b->random_seq);
 	for (int i = 0; i < nr_threads; i++)
 		pthread_mutex_init(&rings[i].lock, NULL);
 

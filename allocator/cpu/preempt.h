@@ -233,6 +233,21 @@ static __always_inline void __local_irq_restore_at(unsigned long flags, enum mm_
 	mm_preempt_point_current(id);
 }
 
+/*
+ * Unmask what arch_local_irq_save() masked with no preemption point: an
+ * interrupt that came meanwhile waits for the next point (as irq_run()
+ * unmasks).  For model-internal windows the kernel does not have; the
+ * kernel's local_irq_restore() is below.
+ */
+static __always_inline void arch_local_irq_unmask(unsigned long flags)
+{
+	VM_BUG_ON((flags & ~MM_IRQ_FLAGS_IF) != MM_IRQ_FLAGS_MAGIC);
+	barrier();
+	if (!irqs_disabled_flags(flags))
+		atomic_store_explicit(&get_current()->irqs_off, 0, memory_order_relaxed);
+	barrier();
+}
+
 #define local_irq_save(flags) \
 	do { (void)typecheck_ulong(flags); (flags) = arch_local_irq_save(); } while (0)
 #define local_irq_restore(flags) \

@@ -247,12 +247,13 @@ static void set_cpu_partial(struct kmem_cache *s)
 
 /*
  * init_cache_random_seq(): a shuffled sequence of object offsets
- * (CONFIG_SLAB_FREELIST_RANDOM) into @seq (oo_objects(s->oo) entries),
- * with the draws from random state @r on (one per object but the first).
+ * (CONFIG_SLAB_FREELIST_RANDOM), rs->count entries, with the draws from
+ * random state rs->rnd on (one per object but the first).
  */
-static void init_cache_random_seq(const struct kmem_cache *s, unsigned int *seq, unsigned long r)
+static void init_cache_random_seq(struct slub_random_seq *rs)
 {
-	unsigned int count = oo_objects(s->oo);
+	unsigned int count = rs->count, *seq = rs->seq;
+	unsigned long r = rs->rnd;
 
 	for (unsigned int i = 0; i < count; i++)
 		seq[i] = i;
@@ -264,7 +265,37 @@ static void init_cache_random_seq(const struct kmem_cache *s, unsigned int *seq,
 		seq[j] = t;
 	}
 	for (unsigned int i = 0; i < count; i++)
-		seq[i] *= s->size;
+		seq[i] *= rs->size;
+}
+
+/*
+ * The sequence of @rs, made on first use (struct slub_random_seq): one
+ * caller makes it, any other waits for it.  The maker has the model's
+ * interrupts masked, as an interrupt whose handler allocated from the same
+ * cache would wait for its own task; a signal interrupt that arrives then is
+ * delivered at the next preemption point, and there is none here, so the
+ * deterministic scheduler never switches away from the maker mid-way
+ * either.  The kernel shuffles in kmem_cache_open() and has no such window.
+ */
+const unsigned int *slub_cache_random_seq(struct slub_random_seq *rs)
+{
+	int st = atomic_load_explicit(&rs->state, memory_order_acquire);
+
+	if (st == 2)
+		return rs->seq;
+	st = 0;
+	unsigned long flags = arch_local_irq_save();
+	if (atomic_compare_exchange_strong_explicit(&rs->state, &st, 1, memory_order_acquire,
+						    memory_order_acquire)) {
+		init_cache_random_seq(rs);
+		atomic_store_explicit(&rs->state, 2, memory_order_release);
+		arch_local_irq_unmask(flags);
+	} else {
+		arch_local_irq_unmask(flags);
+		while (atomic_load_explicit(&rs->state, memory_order_acquire) != 2)
+			cpu_relax();
+	}
+	return rs->seq;
 }
 
 /* init_kmem_cache_cpus(): every vCPU starts with its own tid and nothing else. */
@@ -361,7 +392,9 @@ static bool layout_same(const struct slub_layout *a, const struct slub_layout *b
 	    a->cpu_partial_slabs != b->cpu_partial_slabs || a->draws != b->draws ||
 	    !a->random_seq != !b->random_seq)
 		return false;
-	return !a->random_seq || !memcmp(a->random_seq, b->random_seq, count * sizeof(unsigned int));
+	return !a->random_seq || (a->random_seq->count == count && b->random_seq->count == count &&
+				  !memcmp(slub_cache_random_seq(a->random_seq), slub_cache_random_seq(b->random_seq),
+					  count * sizeof(unsigned int)));
 }
 
 /*
@@ -379,7 +412,8 @@ static bool layout_same(const struct slub_layout *a, const struct slub_layout *b
 static int layout_compute(struct kmem_cache *s, struct slub_layout *k, bool reserve)
 {
 	struct slub_state *st = slub_state(s->mm);
-	unsigned int count, *seq = NULL;
+	struct slub_random_seq *seq = NULL;
+	unsigned int count;
 	unsigned long r;
 	int ret = 0;
 
@@ -388,7 +422,7 @@ static int layout_compute(struct kmem_cache *s, struct slub_layout *k, bool rese
 	if (calculate_sizes(s))
 		ret = -1;
 	count = ret ? 0 : oo_objects(s->oo);
-	if (!ret && k->random && count >= 2 && !(seq = malloc(count * sizeof(unsigned int))))
+	if (!ret && k->random && count >= 2 && !(seq = malloc(sizeof(*seq) + count * sizeof(unsigned int))))
 		ret = -2;
 	k->draws = (k->hardened ? 1 : 0) + (!ret && seq ? count - 1 : 0);
 	r = reserve ? slub_random_reserve(st, k->draws) : k->rnd;
@@ -405,8 +439,12 @@ static int layout_compute(struct kmem_cache *s, struct slub_layout *k, bool rese
 		return ret;
 	set_min_partial(s);
 	set_cpu_partial(s);
-	if (seq)
-		init_cache_random_seq(s, seq, r);
+	if (seq) {                               /* made on first use: slub_cache_random_seq() */
+		atomic_init(&seq->state, 0);
+		seq->rnd = r;
+		seq->count = count;
+		seq->size = s->size;
+	}
 	s->random_seq = seq;
 	return 0;
 }
@@ -579,6 +617,8 @@ struct kmem_cache *__kmem_cache_create(struct mm *mm, const char *name, unsigned
 		__kmem_cache_release(s);
 		return NULL;
 	}
+	if (s->random_seq)             /* made now, as kmem_cache_open() does: struct slub_random_seq */
+		slub_cache_random_seq(s->random_seq);
 	slub_cache_init_cpus(s);
 	list_add_tail(&s->list, &st->caches);
 	return s;
@@ -653,6 +693,8 @@ void slub_cache_forget_layouts(struct kmem_cache *s)
 	}
 	s->layout_clock = 1;
 	s->layouts[0].used = 1;
+	if (s->random_seq)             /* as at creation: made (what an input finds does not depend on the last one) */
+		slub_cache_random_seq(s->random_seq);
 }
 
 /* ---------------------------------------------------------------- destroy */

@@ -245,6 +245,26 @@ static __always_inline enum kmalloc_cache_type kmalloc_type(const struct slub_st
  * and the random state then moves past its @draws exactly as computing it
  * would have moved it.
  */
+/*
+ * freelist randomisation's sequence of one layout (init_cache_random_seq()).
+ * The kernel shuffles it in kmem_cache_open(); here the layout reserves the
+ * draws then (the random state moves past them at once, so nothing after it
+ * changes) and, for a layout that options computed (mm_slub_configure()),
+ * the shuffle runs when a slab first needs the sequence
+ * (slub_cache_random_seq()): options that change relayout every cache, and
+ * most never allocate a slab before the next change.  A cache's first layout
+ * is made at once, as is the one slub_cache_forget_layouts() keeps, so every
+ * fuzz input starts with the same ones made (the fuzz targets' stability).
+ * The sequence is a pure function of @rnd, @count and @size, so when it is
+ * made does not change it.
+ */
+struct slub_random_seq {
+	atomic_int state;                       /* 0 not made, 1 being made, 2 made */
+	unsigned long rnd;                      /* the random state its draws come after */
+	unsigned int count, size;               /* objects per slab (oo), the stride */
+	unsigned int seq[];                     /* object offsets, once made */
+};
+
 struct slub_layout {
 	bool valid;
 	unsigned long used;                     /* kmem_cache.layout_clock when last put in use */
@@ -262,7 +282,7 @@ struct slub_layout {
 	gfp_t allocflags;
 	unsigned long min_partial;
 	unsigned int cpu_partial, cpu_partial_slabs;
-	unsigned int *random_seq;               /* owned here; the cache's random_seq is its layout's */
+	struct slub_random_seq *random_seq;     /* owned here; the cache's random_seq is its layout's */
 };
 #define SLUB_NR_LAYOUTS 4
 
@@ -286,7 +306,7 @@ struct kmem_cache {
 	unsigned int red_left_pad;              /* left red zone padding */
 	unsigned long fp_random;                /* hardened: s->random, 0 when off */
 	unsigned long fp_swab_mask;             /* hardened: ~0 (swab(addr) mixed in), 0 when off */
-	unsigned int *random_seq;               /* freelist randomisation: object offsets */
+	struct slub_random_seq *random_seq;     /* freelist randomisation (NULL: off), slub_cache_random_seq() */
 	const char *name;
 	struct list_head list;                  /* on slub_state.caches */
 	struct mm *mm;
@@ -718,6 +738,7 @@ struct kmem_cache *__kmem_cache_create(struct mm *mm, const char *name, unsigned
 void __kmem_cache_release(struct kmem_cache *s);
 int slub_cache_relayout(struct kmem_cache *s);
 void slub_cache_forget_layouts(struct kmem_cache *s);
+const unsigned int *slub_cache_random_seq(struct slub_random_seq *rs);
 bool slub_is_cache(struct slub_state *st, const struct kmem_cache *s);
 
 /* fastpath.c */

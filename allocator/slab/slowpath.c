@@ -51,13 +51,13 @@ static void *setup_object(struct kmem_cache *s, void *object)
 }
 
 /* next_freelist_entry(): the next offset of the random sequence that lies inside this slab. */
-static void *next_freelist_entry(struct kmem_cache *s, unsigned long *pos, char *start,
+static void *next_freelist_entry(const unsigned int *seq, unsigned long *pos, char *start,
 				 unsigned long page_limit, unsigned long freelist_count)
 {
 	unsigned int idx;
 
 	do {
-		idx = s->random_seq[*pos];
+		idx = seq[*pos];
 		*pos += 1;
 		if (*pos >= freelist_count)
 			*pos = 0;
@@ -69,19 +69,21 @@ static void *next_freelist_entry(struct kmem_cache *s, unsigned long *pos, char 
 static bool shuffle_freelist(struct kmem_cache *s, struct page *slab, unsigned int objects)
 {
 	unsigned long freelist_count = oo_objects(s->oo), pos, page_limit;
+	const unsigned int *seq;
 	char *start;
 	void *cur, *next;
 
 	if (objects < 2 || !s->random_seq)
 		return false;
+	seq = slub_cache_random_seq(s->random_seq);
 	pos = slub_random(slub_state(s->mm)) % freelist_count;
 	page_limit = (unsigned long)objects * s->size;
 	start = fixup_red_left(s, slab_address(s->mm, slab));
 
-	cur = setup_object(s, next_freelist_entry(s, &pos, start, page_limit, freelist_count));
+	cur = setup_object(s, next_freelist_entry(seq, &pos, start, page_limit, freelist_count));
 	slab_set_freelist(slab, cur);
 	for (unsigned int idx = 1; idx < objects; idx++) {
-		next = setup_object(s, next_freelist_entry(s, &pos, start, page_limit, freelist_count));
+		next = setup_object(s, next_freelist_entry(seq, &pos, start, page_limit, freelist_count));
 		set_freepointer(s, cur, next);
 		cur = next;
 	}

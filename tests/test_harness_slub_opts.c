@@ -253,14 +253,14 @@ static const char *const golden_opts[] = {
 static const unsigned long long golden[2][NR_GOLDEN] = {
 	/* plain builds */
 	{
-	  0x708e3548d3cecf58ULL, 0xab51328349358472ULL, 0xada7f43937cc73e8ULL, 0x3177c0de3426f9d4ULL,
+	  0x708e3548d3cecf58ULL, 0x36cc83a2437dd4b0ULL, 0xb03b2d392d4b2b60ULL, 0x3177c0de3426f9d4ULL,
 	  0x19de48777ba33ae5ULL, 0x91234a371724ec94ULL, 0xb3f922a153096872ULL, 0xe19ceff74ab38447ULL,
-	  0x64801bbfc097bcbeULL, 0x4995d2f6fa7e3aefULL, 0xc8898d5f7f4896a4ULL, 0xb94c04bb2fea66b1ULL },
+	  0xab7b00f1943d4ef2ULL, 0x0871b65c0119438fULL, 0xc8898d5f7f4896a4ULL, 0xb94c04bb2fea66b1ULL },
 	/* ASan builds */
 	{
-	  0x55ddcfa81979bfd5ULL, 0xab51328349358472ULL, 0x025d553b0367bd39ULL, 0x7857d64b6c490347ULL,
+	  0x55ddcfa81979bfd5ULL, 0x36cc83a2437dd4b0ULL, 0x8c15e6ef8519353cULL, 0x7857d64b6c490347ULL,
 	  0x19c6d03fa7455681ULL, 0x96f0f23c808b9b36ULL, 0xb3d5487f9f46a4f1ULL, 0x6fe4c06c1b64d978ULL,
-	  0x64801bbfc097bcbeULL, 0x3c09dca19f000db7ULL, 0xba4ced290ef54494ULL, 0x309a3c986ecec7a8ULL },
+	  0xab7b00f1943d4ef2ULL, 0x9b73acd36fdedd97ULL, 0xba4ced290ef54494ULL, 0x309a3c986ecec7a8ULL },
 };
 
 int main(int argc, char **argv)

@@ -63,6 +63,13 @@ static void test_option_string(void)
 	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 32, GFP_KERNEL), &i));
 	CHECK((i.flags & SLAB_DEBUG_FLAGS) == 0);
 
+	/* kmalloc-64 with U: 64 + two 32-byte struct tracks + orig_size, 64-aligned: 192, as 6.6 on x86-64 */
+	struct mm *mu = new_mm("slub_debug=U,kmalloc-64");
+	CHECK(!kmem_cache_get_info(kmalloc_slab(mu, 64, GFP_KERNEL), &i));
+	CHECK((i.flags & SLAB_DEBUG_FLAGS) == SLAB_STORE_USER);
+	CHECK_MSG(ASAN_BUILD || i.size == 192, "kmalloc-64 with U: stride %u, 6.6 has 192", i.size);
+	mm_destroy(mu);
+
 	/* a new cache picks up a global block */
 	char err[128];
 	CHECK(mm_slub_configure(mm, "slub_debug=P", err, sizeof(err)) == 0);

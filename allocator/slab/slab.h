@@ -104,13 +104,21 @@ typedef unsigned __int128 u128;
 /* The pairs are declared as structs; access them as one 16-byte word. */
 typedef unsigned __int128 u128_alias __attribute__((may_alias, aligned(16)));
 
-/* The user tracking of SLAB_STORE_USER (no stack depot in the model). */
+/*
+ * The user tracking of SLAB_STORE_USER.  6.6's SLUB_DEBUG selects
+ * STACKDEPOT where the architecture has stack traces (x86-64 does), so its
+ * struct track holds a stack depot handle and is 32 bytes; the model saves
+ * no stacks (handle 0) but keeps the field, so the metadata and every
+ * SLAB_STORE_USER layout are 6.6's.
+ */
 struct track {
 	unsigned long addr;         /* caller of the allocation or free */
+	unsigned int handle;        /* depot_stack_handle_t: always 0 here */
 	int cpu;                    /* vCPU it ran on */
 	int pid;                    /* the model's thread number */
 	unsigned long when;         /* the instance's event clock ("jiffies") */
 };
+_Static_assert(sizeof(struct track) == 32, "struct track is 6.6's (x86-64, CONFIG_STACKDEPOT)");
 enum track_item { TRACK_ALLOC, TRACK_FREE };
 
 struct kmem_cache_order_objects {

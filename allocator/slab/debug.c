@@ -510,8 +510,15 @@ static void set_inuse_repair(struct kmem_cache *s, struct page *slab, unsigned i
 /*
  * on_freelist() (Linux 6.6): is @search on the slab's freelist?  The walk
  * also validates the list and the counters, and repairs them: a bad
- * pointer cuts the chain, a cycle is cut at the object count, inuse is
- * recounted.  Caller holds list_lock (debug caches).
+ * pointer cuts the chain, inuse is recounted.  A cycle (more entries than
+ * objects) is the model's own repair: 6.6 has no cycle test (its inuse
+ * wraps to objects - (objects + 1) and validate_slab() then walks the
+ * cycle for ever).  The chain is cut as after a bad pointer and the
+ * entries left are counted, so inuse agrees with the list (S1) and the
+ * slab, with free objects left, may stay on the partial list (S2); 6.14
+ * clears the whole list instead ("slub: Handle freelist cycle in
+ * on_freelist()"), which would leave a full slab there.  Caller holds
+ * list_lock (debug caches).
  */
 static bool on_freelist(struct kmem_cache *s, struct page *slab, void *search)
 {
@@ -539,11 +546,13 @@ static bool on_freelist(struct kmem_cache *s, struct page *slab, void *search)
 		nr++;
 	}
 	if (fp && nr > objects) {
-		/* more entries than objects: a cycle */
+		/* more entries than objects: a cycle, cut after @object (on it), then what is left counted */
 		object_err(s, slab, object, "Freechain corrupt");
 		set_freepointer(s, object, NULL);
 		slab_fix(s, "Isolate corrupted freechain");
-		nr = objects;
+		nr = 0;
+		for (fp = slab_freelist(slab); fp; fp = get_freepointer(s, fp))
+			nr++;
 	}
 
 	max_objects = max_objects_of(s, slab);

@@ -50,7 +50,7 @@ bool unreserve_highatomic_pageblock(struct mm *mm, int highest_zoneidx, int migr
 void zone_free_page_range(struct zone *zone, unsigned long pfn, unsigned int order, int mt);
 void split_large_buddy(struct zone *zone, struct page *page, unsigned long pfn, unsigned int order,
 		       fpi_t fpi_flags);
-void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt);
+void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt, unsigned int fpi_flags);
 
 /* ---- page/alloc.c ---- */
 int gfp_zone(gfp_t gfp);

@@ -532,9 +532,10 @@ static __data_racy int free_head_order(const struct zone *zone, struct page *sp)
  * at its start may now merge with its buddy, which it was kept from by the
  * old type - free it again to make coalescing maximal (invariant B3).  Blocks below pageblock_order merged
  * inside the pageblock as usual.  Called under zone->lock after the free
- * blocks moved to @mt's lists.
+ * blocks moved to @mt's lists; @fpi_flags for the free (FPI_TO_TAIL: where
+ * the move put it).
  */
-void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt)
+void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt, unsigned int fpi_flags)
 {
 	struct mm *mm = zone->mm;
 	unsigned long start = pfn & ~(pageblock_nr_pages(mm) - 1);
@@ -546,7 +547,7 @@ void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt)
 	if (o >= (int)mm->pageblock_order) {
 		del_page_from_free_list(zone, sp, (unsigned int)o);
 		__mod_zone_freepage_state(zone, -(1L << o), mt);
-		split_large_buddy(zone, sp, start, (unsigned int)o, FPI_NONE);
+		split_large_buddy(zone, sp, start, (unsigned int)o, fpi_flags);
 	}
 }
 
@@ -603,7 +604,7 @@ bool unreserve_highatomic_pageblock(struct mm *mm, int highest_zoneidx, int migr
 			 * A fully free pageblock did not merge with its free
 			 * buddy while it was highatomic; now it may (B3).
 			 */
-			remerge_pageblock(zone, pfn, migratetype);
+			remerge_pageblock(zone, pfn, migratetype, FPI_NONE);
 			spin_unlock_irqrestore(&zone->lock, flags);
 			return true;
 		}

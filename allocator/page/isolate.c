@@ -100,7 +100,7 @@ int mm_isolate_pageblock(struct mm *mm, unsigned long pfn)
 	unsigned long nr = move_freepages_block(zone, page, MIGRATE_ISOLATE);
 	__mod_zone_freepage_state(zone, -(long)nr, mt);
 	/* Two isolated neighbours merge like any two pageblocks of one type (B3). */
-	remerge_pageblock(zone, pfn, MIGRATE_ISOLATE);
+	remerge_pageblock(zone, pfn, MIGRATE_ISOLATE, FPI_NONE);
 	spin_unlock_irqrestore(&zone->lock, flags);
 	return 0;
 }
@@ -122,14 +122,15 @@ int mm_unisolate_pageblock(struct mm *mm, unsigned long pfn)
 	 * Isolated neighbours merge (mm_isolate_pageblock), so this pageblock
 	 * may lie inside a larger isolated free block: take that block off the
 	 * list and free it again pageblock by pageblock - this one now movable
-	 * (and counted), the others still isolated.
+	 * (and counted), the others still isolated - at the tail, where 6.6's
+	 * unset_migratetype_isolate() puts what it gives back.
 	 */
 	unsigned int o;
 	struct page *hp = covering_free_block(zone, pfn, &o);
 	if (hp) {
 		del_page_from_free_list(zone, hp, o);   /* isolated: never counted */
 		set_pageblock_migratetype(zone, pfn, MIGRATE_MOVABLE);
-		split_large_buddy(zone, hp, pfn & ~((1UL << o) - 1), o, FPI_NONE);
+		split_large_buddy(zone, hp, pfn & ~((1UL << o) - 1), o, FPI_TO_TAIL);
 		spin_unlock_irqrestore(&zone->lock, flags);
 		return 0;
 	}
@@ -139,9 +140,12 @@ int mm_unisolate_pageblock(struct mm *mm, unsigned long pfn)
 	/*
 	 * Below pageblock_order the isolated blocks merged with each other as
 	 * usual; only a whole free pageblock was kept from merging with its
-	 * neighbour.  Free that one again so coalescing is maximal.
+	 * neighbour.  Free that one again so coalescing is maximal - at the
+	 * tail, as 6.6's unset_migratetype_isolate() puts the pages back
+	 * (__putback_isolated_page()'s FPI_TO_TAIL, or move_freepages_block()'s
+	 * tail when nothing merges).
 	 */
-	remerge_pageblock(zone, pfn, MIGRATE_MOVABLE);
+	remerge_pageblock(zone, pfn, MIGRATE_MOVABLE, FPI_TO_TAIL);
 	spin_unlock_irqrestore(&zone->lock, flags);
 	return 0;
 }

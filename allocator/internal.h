@@ -54,7 +54,7 @@ void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt, unsigned in
 
 /* ---- page/alloc.c ---- */
 int gfp_zone(gfp_t gfp);
-int gfp_migratetype(gfp_t gfp);
+int gfp_migratetype(const struct mm *mm, gfp_t gfp);
 unsigned int gfp_to_alloc_flags(gfp_t gfp);
 void prep_new_page(struct mm *mm, struct page *page, unsigned int order, gfp_t gfp);
 bool check_new_pages(struct mm *mm, struct page *page, unsigned int order);
@@ -188,8 +188,11 @@ static inline int get_pfnblock_migratetype(const struct mm *mm, const struct pag
 	return atomic_load_explicit(&z->pageblock_flags[(pfn - z->pageblock_base_pfn) >> mm->pageblock_order],
 				    memory_order_relaxed);
 }
+/* set_pageblock_migratetype(): with grouping by mobility off, every mergeable type is unmovable (6.6). */
 static inline void set_pageblock_migratetype(struct zone *z, unsigned long pfn, int mt)
 {
+	if (unlikely(z->mm->page_group_by_mobility_disabled) && mt < MIGRATE_PCPTYPES)
+		mt = MIGRATE_UNMOVABLE;
 	atomic_store_explicit(&z->pageblock_flags[(pfn - z->pageblock_base_pfn) >> z->mm->pageblock_order],
 			      (unsigned char)mt, memory_order_relaxed);
 }

@@ -143,6 +143,43 @@ int mm_config_validate(const struct mm_config *c, char *err, size_t errlen)
 }
 
 /* free_area_init_core(): spans, present pages, empty free lists. */
+static size_t zone_pageblock_bytes(const struct mm *mm, const struct zone *zone)
+{
+	return zone->pageblock_flags ?
+	       ((zone_end_pfn(zone) - zone->pageblock_base_pfn) >> mm->pageblock_order) + 1 : 0;
+}
+
+/*
+ * build_all_zonelists()'s switch: grouping by mobility is off when the
+ * machine has fewer pages than pageblock_nr_pages * MIGRATE_TYPES, counted
+ * as vm_total_pages is at boot - nr_free_zone_pages() of every zone, when
+ * a zone's managed pages are still free_area_init_core()'s estimate
+ * (present pages less calc_memmap_size()'s pages for a 64-byte struct
+ * page, SPARSEMEM) and no zone has watermarks yet.  The kernel prints it
+ * as "mobility grouping off".
+ */
+static bool mobility_grouping_disabled(const struct mm *mm)
+{
+	unsigned long total = 0;
+
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		const struct zone *zone = &mm->zones[z];
+		unsigned long pages = zone->spanned_pages, present = zone->present_pages;
+		if (pages > present + (present >> 4))
+			pages = present;
+		unsigned long memmap_pages = (pages * 64 + MM_PAGE_SIZE - 1) / MM_PAGE_SIZE;
+		if (present >= memmap_pages)
+			total += present - memmap_pages;
+	}
+	return total < pageblock_nr_pages(mm) * MIGRATE_TYPES;
+}
+
+/* The type every pageblock starts with: memmap_init_range()'s MIGRATE_MOVABLE, through set_pageblock_migratetype(). */
+static unsigned char pageblock_boot_type(const struct mm *mm)
+{
+	return mm->page_group_by_mobility_disabled ? MIGRATE_UNMOVABLE : MIGRATE_MOVABLE;
+}
+
 static int zones_init(struct mm *mm, char *err, size_t errlen)
 {
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
@@ -168,6 +205,11 @@ static int zones_init(struct mm *mm, char *err, size_t errlen)
 			return mm_fail(err, errlen, "out of memory for pageblock flags");
 		memset((void *)zone->pageblock_flags, MIGRATE_MOVABLE, nblocks);
 	}
+	mm->page_group_by_mobility_disabled = mobility_grouping_disabled(mm);
+	for (int z = 0; z < MAX_NR_ZONES && mm->page_group_by_mobility_disabled; z++)
+		if (mm->zones[z].pageblock_flags)
+			memset((void *)mm->zones[z].pageblock_flags, pageblock_boot_type(mm),
+			       zone_pageblock_bytes(mm, &mm->zones[z]));
 	return 0;
 }
 
@@ -244,12 +286,6 @@ static void boot_snapshot_free(struct mm_boot_snapshot *b)
 	free(b->runs);
 	free(b->pages);
 	free(b);
-}
-
-static size_t zone_pageblock_bytes(const struct mm *mm, const struct zone *zone)
-{
-	return zone->pageblock_flags ?
-	       ((zone_end_pfn(zone) - zone->pageblock_base_pfn) >> mm->pageblock_order) + 1 : 0;
 }
 
 /* Without memory for the copy mm_reset() rebuilds the state instead: slower, the same. */
@@ -447,8 +483,7 @@ int mm_reset(struct mm *mm)
 		atomic_store(&zone->managed_pages, 0);
 		zone->nr_reserved_highatomic = 0;
 		if (zone->pageblock_flags)
-			memset((void *)zone->pageblock_flags, MIGRATE_MOVABLE,
-			       ((zone_end_pfn(zone) - zone->pageblock_base_pfn) >> mm->pageblock_order) + 1);
+			memset((void *)zone->pageblock_flags, pageblock_boot_type(mm), zone_pageblock_bytes(mm, zone));
 	}
 	for (int i = 0; i < NR_VM_EVENT_ITEMS; i++)
 		atomic_store(&mm->vm_events[i], 0);

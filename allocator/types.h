@@ -221,6 +221,7 @@ struct mm {
 	struct mm_config boot_cfg;                  /* as created: mm_reset() goes back to it */
 	unsigned int max_order;                     /* MAX_PAGE_ORDER of this instance */
 	unsigned int pageblock_order;
+	bool page_group_by_mobility_disabled;       /* too few pages for grouping by mobility (mm_create) */
 	unsigned long first_pfn, end_pfn;           /* the physical range, holes included */
 
 	char *arena;                                /* frame of first_pfn; see "Memory model" for its alignment */

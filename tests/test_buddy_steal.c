@@ -9,7 +9,7 @@
  * tail reads its head, so a movable compound allocation counts with every
  * page it has.
  *
- * One zone of exactly one pageblock (64 pages), so the test knows where
+ * A Normal zone of exactly one pageblock (64 pages), so the test knows where
  * every block comes from: a movable compound half, a movable quarter
  * without __GFP_COMP, and the free quarter that an unmovable order-4
  * request then takes.  free 16 + alike (64 - 16 - 32 - 1 = 15) is under
@@ -40,7 +40,16 @@ static struct mm *make_one_block(void)
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		c.zones[z] = (struct mm_span){ 0, 0 };
 	c.zones[ZONE_NORMAL] = (struct mm_span){ FIRST_PFN, FIRST_PFN + 64 };
-	return test_create(&c);
+	/*
+	 * A movable zone above it that the test never allocates from: one
+	 * pageblock alone is under 5, where 6.6 turns grouping by mobility
+	 * off and every steal claims its block (mm.c,
+	 * mobility_grouping_disabled()).
+	 */
+	c.zones[ZONE_MOVABLE] = (struct mm_span){ FIRST_PFN + 64, FIRST_PFN + 64 + 6 * 64 };
+	struct mm *mm = test_create(&c);
+	REQUIRE(!mm->page_group_by_mobility_disabled);
+	return mm;
 }
 
 static int block_type(struct mm *mm)
@@ -52,7 +61,7 @@ static int block_type(struct mm *mm)
 static int steal_after(gfp_t half_gfp, unsigned long *claims)
 {
 	struct mm *mm = make_one_block();
-	const gfp_t movable = GFP_HIGHUSER_MOVABLE | MEMALLOC;
+	const gfp_t movable = GFP_KERNEL | __GFP_MOVABLE | MEMALLOC;   /* from ZONE_NORMAL, not ZONE_MOVABLE */
 
 	REQUIRE(block_type(mm) == MIGRATE_MOVABLE);
 	struct page *half = alloc_pages(mm, movable | half_gfp, 5);

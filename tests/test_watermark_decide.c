@@ -21,6 +21,9 @@
 #include "page/pcp.h"
 #include "test.h"
 
+/* Movable pages from ZONE_NORMAL at most (GFP_HIGHUSER_MOVABLE would prefer ZONE_MOVABLE). */
+#define NORMAL_MOVABLE (GFP_KERNEL | __GFP_MOVABLE)
+
 #define MEMALLOC (__GFP_MEMALLOC | __GFP_NORETRY)
 
 /* ok(free) must be false at @boundary and true at @boundary + 1. */
@@ -311,11 +314,18 @@ static void test_modern_highatomic(void)
 	c.nr_holes = 0;
 	c.nr_cpus = 1;
 	c.zones[ZONE_NORMAL] = (struct mm_span){ 0, 2048 };
+	/*
+	 * A movable zone above it, never allocated from (NORMAL_MOVABLE stops
+	 * at Normal): 2048 pages alone are under 5 pageblocks, where 6.6 turns
+	 * grouping by mobility off (mm.c, mobility_grouping_disabled()).
+	 */
+	c.zones[ZONE_MOVABLE] = (struct mm_span){ 2048, 3072 };
 	struct mm *mm = test_create(&c);
+	REQUIRE(!mm->page_group_by_mobility_disabled);
 	struct zone *z = mm_zone(mm, ZONE_NORMAL);
 	struct page *blk[128];
 	for (int i = 0; i < 128; i++) {
-		blk[i] = alloc_pages(mm, GFP_HIGHUSER_MOVABLE | MEMALLOC, 4);
+		blk[i] = alloc_pages(mm, NORMAL_MOVABLE | MEMALLOC, 4);
 		REQUIRE(blk[i]);
 	}
 	CHECK(zone_free_pages(z) == 0);
@@ -356,7 +366,7 @@ static void test_modern_highatomic(void)
 	for (unsigned int t = 0; t < 2 * ARRAY_SIZE(types); t++) {
 		int type = types[t / 2];
 		bool freed_first = t % 2;
-		struct page *a = alloc_pages(mm, GFP_HIGHUSER_MOVABLE, 4);
+		struct page *a = alloc_pages(mm, NORMAL_MOVABLE, 4);
 		REQUIRE(a);
 		unsigned long pfn = page_to_pfn(mm, a);
 		reserve_highatomic_pageblock(z, a, 4);
@@ -378,7 +388,7 @@ static void test_modern_highatomic(void)
 	 * hand): unreserve converts its block and moves it all the same, and
 	 * counts nothing off the reserve for it - as 6.6 does.
 	 */
-	struct page *a = alloc_pages(mm, GFP_HIGHUSER_MOVABLE, 4);
+	struct page *a = alloc_pages(mm, NORMAL_MOVABLE, 4);
 	REQUIRE(a);
 	unsigned long pfn = page_to_pfn(mm, a);
 	reserve_highatomic_pageblock(z, a, 4);

@@ -30,9 +30,16 @@ int gfp_zone(gfp_t gfp)
 	return ZONE_NORMAL;
 }
 
-/* gfp_migratetype(): the mobility hint bits select the free lists. */
-int gfp_migratetype(gfp_t gfp)
+/*
+ * gfp_migratetype(): the mobility hint bits select the free lists - all
+ * of them unmovable when grouping by mobility is off (6.6's
+ * page_group_by_mobility_disabled, set in build_all_zonelists() on a
+ * machine with too few pages; see mm_create()).
+ */
+int gfp_migratetype(const struct mm *mm, gfp_t gfp)
 {
+	if (unlikely(mm->page_group_by_mobility_disabled))
+		return MIGRATE_UNMOVABLE;
 	if (gfp & __GFP_MOVABLE)
 		return MIGRATE_MOVABLE;
 	if (gfp & __GFP_RECLAIMABLE)
@@ -87,7 +94,7 @@ void prep_new_page(struct mm *mm, struct page *page, unsigned int order, gfp_t g
 	page->index = 0;
 	set_page_count(page, 1);                     /* set_page_refcounted() */
 	page->owner_order = order + 1;               /* page_owner */
-	page->debug_ = (unsigned int)gfp_migratetype(gfp);
+	page->debug_ = (unsigned int)gfp_migratetype(mm, gfp);
 	kasan_unpoison(__page_address(mm, pfn), MM_PAGE_SIZE << order);
 	/* want_init_on_alloc(): __GFP_ZERO, or the init_on_alloc boot option. */
 	if ((gfp & __GFP_ZERO) || mm->init_on_alloc)
@@ -299,7 +306,7 @@ struct page *alloc_pages(struct mm *mm, gfp_t gfp, unsigned int order)
 		return NULL;
 	}
 	highest_zoneidx = gfp_zone(gfp);
-	migratetype = gfp_migratetype(gfp);
+	migratetype = gfp_migratetype(mm, gfp);
 
 	/* First allocation attempt: the low watermark. */
 	page = get_page_from_freelist(mm, gfp, order, ALLOC_WMARK_LOW, highest_zoneidx, migratetype);

@@ -328,7 +328,7 @@ static void change_pageblock_range(struct zone *zone, unsigned long pfn, unsigne
  */
 static bool can_steal_fallback(struct mm *mm, unsigned int order, int start_mt)
 {
-	if (order >= mm->pageblock_order)
+	if (order >= mm->pageblock_order || mm->page_group_by_mobility_disabled)
 		return true;
 	return order >= mm->pageblock_order / 2 || start_mt == MIGRATE_RECLAIMABLE ||
 	       start_mt == MIGRATE_UNMOVABLE;
@@ -390,8 +390,9 @@ static void steal_suitable_fallback(struct zone *zone, struct page *page, int st
 	else
 		alike_pages = 0;
 
-	/* If half the block is free or compatible, claim it. */
-	if (free_pages + alike_pages >= (1UL << (mm->pageblock_order ? mm->pageblock_order - 1 : 0))) {
+	/* If half the block is free or compatible, claim it (always, with grouping by mobility off). */
+	if (free_pages + alike_pages >= (1UL << (mm->pageblock_order ? mm->pageblock_order - 1 : 0)) ||
+	    mm->page_group_by_mobility_disabled) {
 		set_pageblock_migratetype(zone, pfn, start_type);
 		__count_vm_events(mm, PGSTEAL_BLOCK, 1);
 	}

@@ -55,7 +55,7 @@ unsigned long __alloc_pages_bulk(struct mm *mm, gfp_t gfp, int nr_pages,
 		goto failed;   /* alloc_pages() reports it */
 
 	highest_zoneidx = gfp_zone(gfp);
-	migratetype = gfp_migratetype(gfp);
+	migratetype = gfp_migratetype(mm, gfp);
 
 	/* Find an allowed zone that meets the low watermark with room for the whole request. */
 	for (int z = highest_zoneidx; z >= 0; z--) {

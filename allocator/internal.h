@@ -68,6 +68,7 @@ long __zone_watermark_unusable_free(struct zone *z, unsigned int order, unsigned
 
 /* ---- page/reclaim.c ---- */
 unsigned long try_to_free_pages(struct mm *mm, gfp_t gfp, unsigned int order, int highest_zoneidx);
+unsigned long shrinkers_freeable(struct mm *mm, gfp_t gfp, int highest_zoneidx);
 
 /* ---- page/bad_page.c ---- */
 void mm_report(struct mm *mm, const char *kind, unsigned long pfn, unsigned long flags,

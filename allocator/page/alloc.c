@@ -208,9 +208,45 @@ static struct page *get_page_from_freelist(struct mm *mm, gfp_t gfp, unsigned in
 }
 
 /*
+ * should_reclaim_retry() (Linux 6.6.0): retry reclaim while it made
+ * progress lately - after more than MAX_RECLAIM_RETRIES rounds in a row
+ * without, the highatomic reserve is given back (force) and that alone
+ * decides - and only while some usable zone could meet its min watermark
+ * with everything reclaimable freed: otherwise the kernel goes to the OOM
+ * killer, and the model, which has none, fails.  The shrinkers' freeable
+ * objects (shrinkers_freeable()) stand for zone_reclaimable_pages(),
+ * counted for every zone.
+ */
+static bool should_reclaim_retry(struct mm *mm, gfp_t gfp, unsigned int order, int highest_zoneidx,
+				 int migratetype, unsigned int alloc_flags, bool did_some_progress,
+				 int *no_progress_loops)
+{
+	if (did_some_progress && order <= PAGE_ALLOC_COSTLY_ORDER)
+		*no_progress_loops = 0;
+	else
+		(*no_progress_loops)++;
+	/* Make sure we converge to OOM if we cannot make any progress several times in the row. */
+	if (*no_progress_loops > MAX_RECLAIM_RETRIES)
+		return unreserve_highatomic_pageblock(mm, highest_zoneidx, migratetype, true);
+
+	unsigned long reclaimable = shrinkers_freeable(mm, gfp, highest_zoneidx);
+	for (int z = highest_zoneidx; z >= 0; z--) {
+		struct zone *zone = &mm->zones[z];
+		if (!populated_zone(zone))
+			continue;
+		/* Would the allocation succeed if we reclaimed all reclaimable pages? */
+		long available = (long)reclaimable + zone_free_pages(zone);
+		if (__zone_watermark_ok(zone, order, zone_wmark_pages(zone, WMARK_MIN), highest_zoneidx, alloc_flags,
+					available))
+			return true;
+	}
+	return false;
+}
+
+/*
  * __alloc_pages_slowpath(): lower the watermark to min (with the reserves
  * the gfp allows), reclaim through the shrinkers, give back highatomic
- * reserves and drain the pcp lists, retry while reclaim makes progress
+ * reserves and drain the pcp lists, retry as should_reclaim_retry() says
  * (orders up to PAGE_ALLOC_COSTLY_ORDER; a costly order gets one round).
  * No OOM killer: after the retries the allocation fails with no side effects.
  */
@@ -274,14 +310,9 @@ static noinline struct page *__alloc_pages_slowpath(struct mm *mm, gfp_t gfp, un
 		 */
 		if (order > PAGE_ALLOC_COSTLY_ORDER)
 			break;
-		/* should_reclaim_retry() */
-		no_progress_loops = progress ? 0 : no_progress_loops + 1;
-		if (no_progress_loops > MAX_RECLAIM_RETRIES) {
-			/* Before failing (the kernel: before OOM), exhaust the highatomic reserve. */
-			if (unreserve_highatomic_pageblock(mm, highest_zoneidx, migratetype, true))
-				continue;
+		if (!should_reclaim_retry(mm, gfp, order, highest_zoneidx, migratetype, alloc_flags, progress > 0,
+					  &no_progress_loops))
 			break;
-		}
 	}
 	__count_vm_events(mm, ALLOCFAIL, 1);
 	return NULL;

@@ -70,6 +70,28 @@ static unsigned long do_shrink_slab(struct mm *mm, struct shrinker *s, struct sh
 }
 
 /*
+ * What reclaim could still free for a request whose highest usable zone
+ * is @highest_zoneidx: the shrinkers' freeable objects (count_objects).
+ * The allocator's stand-in for zone_reclaimable_pages() (the model has
+ * no LRU; reclaim's progress counts shrinker objects as pages too).
+ */
+unsigned long shrinkers_freeable(struct mm *mm, gfp_t gfp, int highest_zoneidx)
+{
+	struct shrink_control sc = { .gfp_mask = gfp, .highest_zoneidx = highest_zoneidx };
+	unsigned long total = 0;
+
+	spin_lock(&mm->shrinker_lock);
+	struct shrinker *s = mm->shrinkers;
+	spin_unlock(&mm->shrinker_lock);
+	for (; s; s = s->next_) {
+		unsigned long n = s->count_objects(s, &sc);
+		if (n != SHRINK_STOP)
+			total += n;
+	}
+	return total;
+}
+
+/*
  * try_to_free_pages(): direct reclaim for an allocation of @order whose
  * highest usable zone is @highest_zoneidx.  Returns the number of objects
  * the shrinkers freed (the "progress" of the slow path).

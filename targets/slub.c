@@ -153,9 +153,16 @@ struct slub_state {
 	bool opts_changed;
 	bool st_hardened;               /* slab_freelist_hardened now */
 	bool st_init_free;              /* init_on_free now */
+	bool o_seen;                    /* an options op had slub_debug's O: Z, P and U may be off (O_META) */
 };
 
 static struct slub_state ss;
+
+/* The flags slub_debug's O may take from a cache (DEBUG_METADATA_FLAGS), once an options op had an O. */
+static slab_flags_t o_meta(void)
+{
+	return ss.o_seen ? SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER : 0;
+}
 
 /* ------------------------------------------------------------ helpers */
 
@@ -467,7 +474,7 @@ static void op_create(struct mf_ctx *c, struct mf_op *op)
 			cs->promise = ralign;
 	}
 	struct kmem_cache_info info;
-	MF_C(c, "\tinfo_ok(%u, s%u, %u, %u, %#x);\n", c->cur, cid, size, cs->promise, (unsigned int)flags);
+	MF_C(c, "\tinfo_ok(%u, s%u, %u, %u, %#x);\n", c->cur, cid, size, cs->promise, (unsigned int)(flags & ~o_meta()));
 	if (kmem_cache_get_info(s, &info))
 		mf_fail(c, "C1", "kmem_cache_get_info failed for a new cache");
 	if (info.object_size != size)
@@ -476,8 +483,13 @@ static void op_create(struct mf_ctx *c, struct mf_op *op)
 		mf_fail(c, "C1", "cache %s: align %u, promised %u", name, info.align, cs->promise);
 	if (info.size < size)
 		mf_fail(c, "C1", "cache %s: stride %u below object_size %u", name, info.size, size);
-	/* slub_debug= may have added debug flags, never removed asked ones. */
-	if ((info.flags & flags) != flags)
+	/*
+	 * slub_debug= may have added debug flags, never removed asked ones -
+	 * but its O takes red zone, poison and tracking from a cache they
+	 * would move to a higher page order, asked or not (6.6's
+	 * disable_higher_order_debug).
+	 */
+	if ((info.flags & flags & ~o_meta()) != (flags & ~o_meta()))
 		mf_fail(c, "C1", "cache %s: flags %#x lack some of the asked %#x", name, info.flags, flags);
 	cs->flags = info.flags;
 	expect_quiet(c, "kmem_cache_create");
@@ -1003,6 +1015,7 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 	bool was = ss.armed;
 
 	mf_slub_options_text(op, dbg_lists, buf, sizeof(buf), &e);
+	ss.o_seen |= e.o_flag;
 	ss.armed = false;
 	ss.irq_off = true;
 	for (unsigned int i = 0; i < ss.ncaches; i++) {
@@ -1057,7 +1070,7 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 			continue;
 		if (r != -22 && relayout && empty[i] && cs->hardened != (int)ss.st_hardened)
 			cs->hardened = r == 0 ? (int)ss.st_hardened : HARD_UNKNOWN;
-		if ((info.flags & cs->asked) != cs->asked ||
+		if ((info.flags & cs->asked & ~o_meta()) != (cs->asked & ~o_meta()) ||
 		    info.object_size != cs->size || info.align < cs->promise)
 			mf_fail(c, "C1", "after mm_slub_configure cache %s: flags %#x (were %#x), object_size %u, align %u",
 				kmem_cache_name(cs->s), info.flags, cs->flags, info.object_size, info.align);

@@ -70,6 +70,33 @@ static void test_option_string(void)
 	CHECK_MSG(ASAN_BUILD || i.size == 192, "kmalloc-64 with U: stride %u, 6.6 has 192", i.size);
 	mm_destroy(mu);
 
+	/*
+	 * O: no red zone, poison or tracking on a cache they would move to a
+	 * higher order (kmem_cache_open()'s disable_higher_order_debug); F
+	 * stays, and a cache whose order they leave alone keeps them.
+	 */
+	for (int with_o = 0; with_o <= 1; with_o++) {
+		struct mm *mo = new_mm(with_o ? "slub_debug=FZPUO,big,small" : "slub_debug=FZPU,big,small");
+		struct kmem_cache *big = kmem_cache_create(mo, "big", 4096, 0, 0, NULL);
+		struct kmem_cache *small = kmem_cache_create(mo, "small", 64, 0, 0, NULL);
+		const slab_flags_t fzpu = SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER;
+		REQUIRE(big && small);
+		CHECK(!kmem_cache_get_info(big, &i));
+		CHECK_MSG((i.flags & SLAB_DEBUG_FLAGS) == (with_o ? SLAB_CONSISTENCY_CHECKS : fzpu),
+			  "O %d: a 4096-byte cache has debug flags %#x", with_o, i.flags & SLAB_DEBUG_FLAGS);
+		CHECK_MSG(ASAN_BUILD || (with_o ? i.size == 4096 : i.size > 4096), "O %d: stride %u", with_o, i.size);
+		CHECK(!kmem_cache_get_info(small, &i) && (i.flags & SLAB_DEBUG_FLAGS) == fzpu);
+		void *o = kmem_cache_alloc(big, GFP_KERNEL);
+		CHECK(o != NULL);
+		kmem_cache_free(big, o);
+		CHECK(validate_slab_cache(big) == 0);
+		kmem_cache_destroy(small);
+		kmem_cache_destroy(big);
+		CHECK(mm_nr_reports(mo) == 0);
+		CHECK_MM(mo, 3);
+		mm_destroy(mo);
+	}
+
 	/* a new cache picks up a global block */
 	char err[128];
 	CHECK(mm_slub_configure(mm, "slub_debug=P", err, sizeof(err)) == 0);

@@ -333,6 +333,7 @@ static void layout_key(struct kmem_cache *s, struct slub_layout *k)
 	k->cflags = kmem_cache_flags(st, s->name, s->user_flags);
 	k->hardened = st->hardened;
 	k->random = st->random;
+	k->disable_higher_order_debug = st->disable_higher_order_debug;
 	k->min_order = st->min_order;
 	k->max_order = st->max_order;
 	k->min_objects = st->min_objects;
@@ -342,6 +343,7 @@ static void layout_key(struct kmem_cache *s, struct slub_layout *k)
 static bool layout_same_key(const struct slub_layout *a, const struct slub_layout *b)
 {
 	return a->cflags == b->cflags && a->hardened == b->hardened && a->random == b->random &&
+	       a->disable_higher_order_debug == b->disable_higher_order_debug &&
 	       a->min_order == b->min_order && a->max_order == b->max_order && a->min_objects == b->min_objects &&
 	       a->rnd == b->rnd;
 }
@@ -421,6 +423,17 @@ static int layout_compute(struct kmem_cache *s, struct slub_layout *k, bool rese
 	s->random_seq = NULL;
 	if (calculate_sizes(s))
 		ret = -1;
+	/*
+	 * kmem_cache_open()'s disable_higher_order_debug (slub_debug's O):
+	 * no red zone, poison or tracking where they raise the order an
+	 * object needs.
+	 */
+	if (!ret && k->disable_higher_order_debug && get_order_size(s->size) > get_order_size(s->object_size)) {
+		s->flags &= ~(SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER);     /* DEBUG_METADATA_FLAGS */
+		s->offset = 0;
+		if (calculate_sizes(s))
+			ret = -1;
+	}
 	count = ret ? 0 : oo_objects(s->oo);
 	if (!ret && k->random && count >= 2 && !(seq = malloc(sizeof(*seq) + count * sizeof(unsigned int))))
 		ret = -2;

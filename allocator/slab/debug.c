@@ -42,6 +42,7 @@
 int slub_parse_debug(struct slub_state *st, const char *str, char *err, size_t errlen)
 {
 	st->nr_debug = 0;
+	st->disable_higher_order_debug = false;
 	if (!str)
 		return 0;
 	if (!*str) {                      /* plain "slub_debug" */
@@ -71,7 +72,9 @@ int slub_parse_debug(struct slub_state *st, const char *str, char *err, size_t e
 			case 'p': flags |= SLAB_POISON; break;
 			case 'u': flags |= SLAB_STORE_USER; break;
 			case 't': flags |= SLAB_TRACE; break;
-			case 'a': case 'o': break;           /* failslab, higher-order opt-out: accepted, no effect */
+			case 'a': break;                     /* failslab: accepted, no effect */
+			/* Avoid enabling debugging on caches if its minimum order would increase as a result. */
+			case 'o': st->disable_higher_order_debug = true; break;
 			case '-': flags = 0; break;
 			default:
 				snprintf(err, errlen, "slub_debug: unknown flag '%c'", str[i]);

@@ -206,6 +206,7 @@ struct slub_state {
 	atomic_ulong new_slab_count;
 	int nr_debug;
 	struct slub_debug_block debug[SLUB_DEBUG_MAX];
+	bool disable_higher_order_debug;        /* an O in slub_debug: no metadata where it raises the order */
 
 	atomic_ulong rnd;                       /* splitmix64 state */
 	atomic_ulong clock;                     /* "jiffies" for tracking */
@@ -279,6 +280,7 @@ struct slub_layout {
 	/* from */
 	slab_flags_t cflags;                    /* kmem_cache_flags(): creation flags | slub_debug's */
 	bool hardened, random;                  /* the options at the time */
+	bool disable_higher_order_debug;        /* slub_debug's O */
 	unsigned int min_order, max_order, min_objects;
 	unsigned long rnd;                      /* slub_state.rnd before its draws */
 	/* gave */

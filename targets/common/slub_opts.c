@@ -107,6 +107,8 @@ size_t mf_slub_options_text(const struct mf_op *op, const char *const *lists, ch
 	e->applied = (bad == MF_OPT_BAD_NONE || bad_last) && bad != MF_OPT_BAD_LONG;
 	e->hardened = op->a[6] ? (int)op->a[6] - 1 : -1;
 	e->init_free = op->a[9] ? (int)op->a[9] - 1 : -1;
+	e->o_flag = (op->a[0] == MF_DBG_FLAGS && (op->a[1] & 32)) ||
+		    (op->a[0] == MF_DBG_TWO && ((op->a[1] | op->a[3]) & 32));
 	return n;
 }
 

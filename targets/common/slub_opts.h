@@ -49,6 +49,7 @@ enum { MF_OPT_BAD_NONE, MF_OPT_BAD_LONG = 9 };
 struct mf_opt_effect {
 	bool applied;                   /* the tokens reached SLUB (no invalid one before them) */
 	int hardened, init_free;        /* -1: not given */
+	bool o_flag;                    /* a slub_debug token with O (disable_higher_order_debug), applied or not */
 };
 
 /* The option text of an options op (also what its note prints); returns its length. */

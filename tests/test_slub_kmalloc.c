@@ -56,6 +56,11 @@ static void test_size_classes(void)
 	CHECK(kmalloc_size_roundup(mm, 65) == 96);
 	CHECK(kmalloc_size_roundup(mm, 129) == 192);
 	CHECK(kmalloc_size_roundup(mm, 8193) == 16384);
+	/* Beyond KMALLOC_MAX_SIZE (the largest block, 4 MiB at max_order 10) the size itself (6.6). */
+	CHECK(kmalloc_size_roundup(mm, (size_t)4 << 20) == (size_t)4 << 20);
+	CHECK(kmalloc_size_roundup(mm, ((size_t)4 << 20) - 1) == (size_t)4 << 20);
+	CHECK_MSG(kmalloc_size_roundup(mm, ((size_t)4 << 20) + 1) == ((size_t)4 << 20) + 1,
+		  "kmalloc_size_roundup(4 MiB + 1) = %zu, 6.6 returns the size", kmalloc_size_roundup(mm, ((size_t)4 << 20) + 1));
 	CHECK_MM(mm, 3);
 
 	/* Many objects of every class at once: all distinct, contents kept. */

@@ -314,11 +314,12 @@ size_t ksize(struct mm *mm, const void *object)
 }
 
 /*
- * kmalloc_size_roundup() (Linux 6.1): the bytes kmalloc(size) would give -
- * the bucket's object size, whole pages above the buckets, 0 for 0.  On an
- * instance too small for a bucket (kmalloc-8k needs order-1 slabs, which a
- * max_order 0 machine has not) the bucket's size all the same: the kernel
- * always has every bucket, and the contract is "at least size".
+ * kmalloc_size_roundup() (Linux 6.6): the bytes kmalloc(size) would give -
+ * the bucket's object size, whole pages above the buckets up to
+ * KMALLOC_MAX_SIZE (the largest block), @size itself beyond it (such a
+ * kmalloc fails) and for 0.  On an instance too small for a bucket
+ * (kmalloc-8k needs order-1 slabs, which a max_order 0 machine has not)
+ * whole pages: the contract is "at least size".
  */
 size_t kmalloc_size_roundup(struct mm *mm, size_t size)
 {
@@ -326,7 +327,11 @@ size_t kmalloc_size_roundup(struct mm *mm, size_t size)
 		return 0;
 	if (size <= KMALLOC_MAX_CACHE_SIZE && kmalloc_slab(mm, size, GFP_KERNEL))
 		return kmalloc_slab(mm, size, GFP_KERNEL)->object_size;
-	return MM_PAGE_SIZE << get_order_size(size);
+	/* Above the smaller buckets, size is a multiple of page size. */
+	if (size <= (MM_PAGE_SIZE << MAX_ORDER(mm)))
+		return MM_PAGE_SIZE << get_order_size(size);
+	/* A very large size - kmalloc() may fail. */
+	return size;
 }
 
 /*

@@ -270,7 +270,14 @@ void kfree(struct mm *mm, const void *object)
 
 void kfree_bulk(struct mm *mm, size_t size, void **p);   /* bulk.c */
 
-/* slab_ksize(): what a client may use of an object of @s. */
+/*
+ * slab_ksize(): what a client may use of an object of @s.  6.6 stops at
+ * inuse only for SLAB_TYPESAFE_BY_RCU and SLAB_STORE_USER and gives a
+ * constructor cache its whole stride, free pointer word included (ksize()
+ * is meant for kmalloc caches, which have no constructor); the model stops
+ * before an out-of-object free pointer for any reason, so a client that
+ * writes all ksize() allows never overwrites it.
+ */
 static size_t slab_ksize(const struct kmem_cache *s)
 {
 	if (s->flags & (SLAB_RED_ZONE | SLAB_POISON))

@@ -63,6 +63,16 @@ static void test_option_string(void)
 	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 32, GFP_KERNEL), &i));
 	CHECK((i.flags & SLAB_DEBUG_FLAGS) == 0);
 
+	/* A '*' anywhere ends the name's prefix, the rest ignored (6.6's kmem_cache_flags()). */
+	struct mm *mg = new_mm("slub_debug=F,kmal*64");
+	CHECK(!kmem_cache_get_info(kmalloc_slab(mg, 8, GFP_KERNEL), &i));
+	CHECK_MSG((i.flags & SLAB_DEBUG_FLAGS) == SLAB_CONSISTENCY_CHECKS, "kmalloc-8 under kmal*64: flags %#x",
+		  i.flags & SLAB_DEBUG_FLAGS);
+	struct kmem_cache *other = kmem_cache_create(mg, "other", 64, 0, 0, NULL);
+	CHECK(other && !kmem_cache_get_info(other, &i) && (i.flags & SLAB_DEBUG_FLAGS) == 0);
+	kmem_cache_destroy(other);
+	mm_destroy(mg);
+
 	/* kmalloc-64 with U: 64 + two 32-byte struct tracks + orig_size, 64-aligned: 192, as 6.6 on x86-64 */
 	struct mm *mu = new_mm("slub_debug=U,kmalloc-64");
 	CHECK(!kmem_cache_get_info(kmalloc_slab(mu, 64, GFP_KERNEL), &i));

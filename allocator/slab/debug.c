@@ -119,8 +119,9 @@ static bool name_in_list(const char *name, const char *list)
 	while (*list) {
 		const char *end = strchr(list, ',');
 		size_t n = end ? (size_t)(end - list) : strlen(list);
-		if (n && list[n - 1] == '*') {
-			if (!strncmp(name, list, n - 1))
+		const char *glob = memchr(list, '*', n);
+		if (glob) {                      /* 6.6: the part before the first '*' is a prefix; the rest is ignored */
+			if (!strncmp(name, list, (size_t)(glob - list)))
 				return true;
 		} else if (n == len && !strncmp(name, list, n)) {
 			return true;

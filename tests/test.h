@@ -90,6 +90,25 @@ static inline struct mm *test_create(const struct mm_config *c)
 	return mm;
 }
 
+/*
+ * The tiny config with one vCPU, quiet, no holes, and memory only in
+ * ZONE_NORMAL [@start, @end), orders up to @max_order, pageblocks of
+ * @pageblock_order: a machine where a test knows where every block is.
+ */
+static inline void test_config_normal(struct mm_config *c, unsigned long start, unsigned long end,
+				      unsigned int max_order, unsigned int pageblock_order)
+{
+	mm_config_tiny(c);
+	c->quiet = true;
+	c->nr_cpus = 1;
+	c->max_order = max_order;
+	c->pageblock_order = pageblock_order;
+	c->nr_holes = 0;
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		c->zones[z] = (struct mm_span){ 0, 0 };
+	c->zones[ZONE_NORMAL] = (struct mm_span){ start, end };
+}
+
 /* The tiny config (mm_config_tiny) with @nr_cpus vCPUs; NULL, said on stderr, if mm_create refuses. */
 static inline struct mm *test_make_mm(unsigned int nr_cpus, bool quiet)
 {

@@ -31,15 +31,7 @@
 static struct mm *make_one_block(void)
 {
 	struct mm_config c;
-	mm_config_tiny(&c);
-	c.quiet = true;
-	c.nr_cpus = 1;
-	c.max_order = 6;
-	c.pageblock_order = 6;
-	c.nr_holes = 0;
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		c.zones[z] = (struct mm_span){ 0, 0 };
-	c.zones[ZONE_NORMAL] = (struct mm_span){ FIRST_PFN, FIRST_PFN + 64 };
+	test_config_normal(&c, FIRST_PFN, FIRST_PFN + 64, 6, 6);
 	/*
 	 * A movable zone above it that the test never allocates from: one
 	 * pageblock alone is under 5, where 6.6 turns grouping by mobility

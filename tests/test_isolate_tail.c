@@ -23,15 +23,7 @@
 static struct mm *make(void)
 {
 	struct mm_config c;
-	mm_config_tiny(&c);
-	c.quiet = true;
-	c.nr_cpus = 1;
-	c.max_order = 5;
-	c.pageblock_order = 4;
-	c.nr_holes = 0;
-	for (int z = 0; z < MAX_NR_ZONES; z++)
-		c.zones[z] = (struct mm_span){ 0, 0 };
-	c.zones[ZONE_NORMAL] = (struct mm_span){ 0, 4096 };
+	test_config_normal(&c, 0, 4096, 5, 4);
 	return test_create(&c);
 }
 

@@ -55,6 +55,17 @@ int prim_protect(void *addr, size_t len, int rw)
 	return mprotect(addr, len, rw ? PROT_READ | PROT_WRITE : PROT_NONE);
 }
 
+int prim_populate(void *addr, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	if (len && madvise(addr, len, MADV_POPULATE_WRITE) == 0)
+		return 0;
+#endif
+	(void)addr;
+	(void)len;
+	return -1;
+}
+
 int prim_discard(void *addr, size_t len)
 {
 	if (len == 0)

@@ -27,6 +27,12 @@ void *prim_reserve(size_t len);
 void *prim_reserve_aligned(size_t len, size_t align, size_t phase);
 /* Make [addr, addr+len) readable and writable (1) or inaccessible (0). */
 int prim_protect(void *addr, size_t len, int rw);
+/*
+ * Fault the readable and writable [addr, addr+len) in now, in one call
+ * (MADV_POPULATE_WRITE, Linux 5.14); -1 where the OS cannot (the pages
+ * then fault in on first touch, as without it).
+ */
+int prim_populate(void *addr, size_t len);
 /* Give pages back to the OS; they read as zero afterwards. */
 int prim_discard(void *addr, size_t len);
 int prim_unmap(void *addr, size_t len);

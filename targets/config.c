@@ -18,6 +18,8 @@
  *     valid configs are only validated, to stay fast); the instance passes
  *     mm_check level 3, allocates a little from every zone (level 2), frees
  *     and drains (level 2), resets, passes level 3 again and is destroyed.
+ *     Once per input: a create of a config this input has already built
+ *     (every field the same) is only validated (see built_before()).
  * The reference knows every rule mm_config_validate() has, the per-cpu-list
  * ones too: a refusal it cannot explain is a finding, whatever the message
  * says.
@@ -43,7 +45,17 @@ static const char *const zone_names[] = { "DMA", "DMA32", "Normal", "Movable" };
 
 static struct mm_config cfg;          /* the config being built */
 static bool tried_last;               /* the last op was a create */
-static unsigned long nr_valid, nr_invalid, nr_created;
+static unsigned long nr_valid, nr_invalid, nr_created, nr_repeats;
+
+/*
+ * The valid configs this input has built.  A create of one of them again is
+ * only validated: the build would repeat the same work on the same config
+ * (fuzzed inputs do that often - one built the 64-vCPU default machine 13
+ * times), and config is the slowest target by far.
+ */
+#define MAX_BUILT 8
+static struct mm_config built[MAX_BUILT];
+static unsigned int nr_built;
 
 /* ------------------------------------------------------------ the reference */
 
@@ -212,6 +224,35 @@ static bool canary_ok(const char *buf, unsigned int errlen)
 	return true;
 }
 
+/* Field by field: the struct has padding that assignments need not keep. */
+static bool same_config(const struct mm_config *a, const struct mm_config *b)
+{
+	if (a->nr_cpus != b->nr_cpus || a->max_order != b->max_order || a->pageblock_order != b->pageblock_order ||
+	    a->nr_holes != b->nr_holes || a->min_free_kbytes != b->min_free_kbytes ||
+	    a->watermark_scale_factor != b->watermark_scale_factor || a->wmark_algo != b->wmark_algo ||
+	    a->pcp_batch != b->pcp_batch || a->pcp_high != b->pcp_high ||
+	    a->percpu_pagelist_high_fraction != b->percpu_pagelist_high_fraction ||
+	    a->pcp_prefetch_buddy != b->pcp_prefetch_buddy || a->debug != b->debug || a->bad_policy != b->bad_policy ||
+	    a->quiet != b->quiet)
+		return false;
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		if (a->zones[z].start_pfn != b->zones[z].start_pfn || a->zones[z].end_pfn != b->zones[z].end_pfn ||
+		    a->lowmem_reserve_ratio[z] != b->lowmem_reserve_ratio[z])
+			return false;
+	for (int i = 0; i < MM_MAX_HOLES; i++)
+		if (a->holes[i].start_pfn != b->holes[i].start_pfn || a->holes[i].end_pfn != b->holes[i].end_pfn)
+			return false;
+	return true;
+}
+
+static bool built_before(const struct mm_config *c)
+{
+	for (unsigned int i = 0; i < nr_built; i++)
+		if (same_config(&built[i], c))
+			return true;
+	return false;
+}
+
 static void exercise(struct mf_ctx *c, struct mm *mm)
 {
 	static const gfp_t zone_gfp[] = { __GFP_DMA, __GFP_DMA32, 0, __GFP_HIGHMEM | __GFP_MOVABLE };
@@ -278,6 +319,10 @@ static void try_config(struct mf_ctx *c, unsigned int errlen, bool create)
 		nr_valid++;
 	if (!create || (!v && span > MAX_CREATE_SPAN))
 		return;
+	if (!v && built_before(&cfg)) {
+		nr_repeats++;
+		return;
+	}
 
 	MF_C(c, "\tcreate(%u, %u, %d);\n", c->cur, errlen, !!v);
 	struct mm *mm = mm_create(&cfg, errlen ? e2 : NULL, errlen);
@@ -297,6 +342,8 @@ static void try_config(struct mf_ctx *c, unsigned int errlen, bool create)
 	nr_created++;
 	exercise(c, mm);
 	mm_destroy(mm);
+	if (nr_built < MAX_BUILT)
+		built[nr_built++] = cfg;
 }
 
 /* ------------------------------------------------------------ ops */
@@ -413,6 +460,7 @@ static bool config_begin(struct mf_ctx *c, const struct mf_op *setup)
 	else
 		mf_config_named(&cfg, (enum mf_config_kind)(setup->a[0] - 1), 2);
 	tried_last = false;
+	nr_built = 0;
 	MF_C(c, "\t(void)cfg;\n\t(void)err;\n");
 	emit_fields(c);
 	return true;
@@ -434,7 +482,8 @@ static void config_end(struct mf_ctx *c)
 static void config_stats(void)
 {
 	if (mf_env_ulong("MMFUZZ_STATS", 0))
-		fprintf(stderr, "config: %lu valid, %lu invalid, %lu created\n", nr_valid, nr_invalid, nr_created);
+		fprintf(stderr, "config: %lu valid, %lu invalid, %lu created, %lu repeats only validated\n", nr_valid,
+			nr_invalid, nr_created, nr_repeats);
 }
 
 /*

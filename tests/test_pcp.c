@@ -305,13 +305,16 @@ static void test_prefetch_same_result(void)
 /*
  * The prefetch at the edges of memory: the DMA zone starts at pfn 1, whose
  * buddy (pfn 0) has no struct page, and a hole ends at 14017.  Every page of
- * DMA and Normal goes through the pcp lists and their trimming with the
- * prefetch on; an unvalidated prefetch touches the missing memmap (ASan).
+ * DMA, DMA32 and Normal goes through the pcp lists and their trimming with
+ * the prefetch on; an unvalidated prefetch touches the missing memmap (ASan).
+ * GFP_KERNEL takes Normal's whole pageblocks, then DMA32, and only then the
+ * small movable blocks left around the hole (ALLOC_NOFRAGMENT): the array
+ * holds all three zones.
  */
 static void test_prefetch_edges(void)
 {
 	struct mm *mm = make(16, 4, true);
-	enum { MAXP = 4096 + 8192 };
+	enum { MAXP = 4096 + 8192 + 8192 };
 	static struct page *pages[MAXP];
 	int n = 0;
 	gfp_t gfps[2] = { GFP_DMA | __GFP_MEMALLOC, GFP_KERNEL | __GFP_MEMALLOC };

@@ -9,7 +9,7 @@
  * rmqueue_buddy(), __alloc_pages_slowpath(), gfp_to_alloc_flags(),
  * free_pages_prepare(), __free_pages_ok().  Not modelled: NUMA (one node),
  * cpusets, compaction, kswapd as a thread, the OOM killer, watermark
- * boosting, ALLOC_NOFRAGMENT, CMA.
+ * boosting, CMA.  ALLOC_NOFRAGMENT is modelled (alloc_flags_nofragment()).
  */
 #include <string.h>
 
@@ -179,11 +179,17 @@ static struct page *rmqueue(struct zone *zone, unsigned int order, gfp_t gfp,
 
 /*
  * get_page_from_freelist(): walk the zonelist from the highest usable zone
- * down, take the first zone whose watermark allows the request.
+ * down, take the first zone whose watermark allows the request.  A pass
+ * under ALLOC_NOFRAGMENT that finds nothing is made again without it: on
+ * one node every zone has then refused to mix pageblocks.
  */
 static struct page *get_page_from_freelist(struct mm *mm, gfp_t gfp, unsigned int order,
 					   unsigned int alloc_flags, int highest_zoneidx, int migratetype)
 {
+	bool no_fallback;
+
+retry:
+	no_fallback = alloc_flags & ALLOC_NOFRAGMENT;
 	for (int z = highest_zoneidx; z >= 0; z--) {
 		struct zone *zone = &mm->zones[z];
 		struct page *page;
@@ -204,7 +210,29 @@ static struct page *get_page_from_freelist(struct mm *mm, gfp_t gfp, unsigned in
 			return page;
 		}
 	}
+	if (no_fallback) {
+		alloc_flags &= ~ALLOC_NOFRAGMENT;
+		goto retry;
+	}
 	return NULL;
+}
+
+/*
+ * alloc_flags_nofragment(): the fast path's first pass keeps a request
+ * whose preferred zone (the highest populated one it may use) is Normal
+ * from splitting another type's pageblock in Normal before DMA32 and DMA
+ * have been tried - spreading over Normal and DMA32 is better than mixing
+ * pageblocks.  On one node (the model's only case) 6.6 sets it whether or
+ * not DMA32 is populated; it also passes __GFP_KSWAPD_RECLAIM through as
+ * ALLOC_KSWAPD, which the model's fast path does not use.
+ */
+static unsigned int alloc_flags_nofragment(const struct mm *mm, int highest_zoneidx)
+{
+	int z = highest_zoneidx;
+
+	while (z >= 0 && !populated_zone(&mm->zones[z]))
+		z--;
+	return z == ZONE_NORMAL ? ALLOC_NOFRAGMENT : 0;
 }
 
 /*
@@ -339,8 +367,12 @@ struct page *alloc_pages(struct mm *mm, gfp_t gfp, unsigned int order)
 	highest_zoneidx = gfp_zone(gfp);
 	migratetype = gfp_migratetype(mm, gfp);
 
-	/* First allocation attempt: the low watermark. */
-	page = get_page_from_freelist(mm, gfp, order, ALLOC_WMARK_LOW, highest_zoneidx, migratetype);
+	/*
+	 * First allocation attempt: the low watermark, without mixing
+	 * pageblocks while a lower zone could serve it.
+	 */
+	page = get_page_from_freelist(mm, gfp, order, ALLOC_WMARK_LOW | alloc_flags_nofragment(mm, highest_zoneidx),
+				      highest_zoneidx, migratetype);
 	if (likely(page))
 		return page;
 	return __alloc_pages_slowpath(mm, gfp, order, highest_zoneidx, migratetype);

@@ -406,15 +406,23 @@ single_page:
  * __rmqueue_fallback(): no block of the requested type - take the largest
  * block of a fallback type (approximating the pageblock with the most free
  * pages), or the smallest one when a movable request cannot claim the block.
+ * Under ALLOC_NOFRAGMENT (the fast path's first pass, alloc.c) a request
+ * below pageblock_order takes nothing smaller than a whole pageblock: a
+ * smaller free block lies in another type's pageblock, and taking it would
+ * mix the two; get_page_from_freelist() tries the lower zones first and
+ * only then allows it.
  */
-static bool __rmqueue_fallback(struct zone *zone, unsigned int order, int start_migratetype)
+static bool __rmqueue_fallback(struct zone *zone, unsigned int order, int start_migratetype,
+			       unsigned int alloc_flags)
 {
 	struct mm *mm = zone->mm;
 	struct free_area *area;
-	int current_order, fallback_mt = -1;
+	int current_order, fallback_mt = -1, min_order = (int)order;
 	bool can_steal = false;
 
-	for (current_order = (int)MAX_ORDER(mm); current_order >= (int)order; --current_order) {
+	if (order < mm->pageblock_order && (alloc_flags & ALLOC_NOFRAGMENT))
+		min_order = (int)mm->pageblock_order;
+	for (current_order = (int)MAX_ORDER(mm); current_order >= min_order; --current_order) {
 		area = &zone->free_area[current_order];
 		fallback_mt = find_suitable_fallback(zone, area, (unsigned)current_order, start_migratetype, &can_steal);
 		if (fallback_mt == -1)
@@ -446,10 +454,9 @@ struct page *__rmqueue(struct zone *zone, unsigned int order, int migratetype, u
 	struct page *page;
 	int retries = MIGRATE_TYPES;   /* each steal makes a block available: bounded (T1) */
 
-	(void)alloc_flags;
 retry:
 	page = __rmqueue_smallest(zone, order, migratetype);
-	if (unlikely(!page) && retries-- > 0 && __rmqueue_fallback(zone, order, migratetype))
+	if (unlikely(!page) && retries-- > 0 && __rmqueue_fallback(zone, order, migratetype, alloc_flags))
 		goto retry;
 	return page;
 }

@@ -81,6 +81,7 @@ enum zone_watermarks {
 #define ALLOC_MIN_RESERVE    0x20u  /* __GFP_HIGH: half the min reserve */
 #define ALLOC_CPUSET         0x40u
 #define ALLOC_CMA            0x80u
+#define ALLOC_NOFRAGMENT     0x100u /* first pass: steal only whole pageblocks (alloc_flags_nofragment) */
 #define ALLOC_HIGHATOMIC     0x200u /* may use the MIGRATE_HIGHATOMIC reserve */
 #define ALLOC_KSWAPD         0x800u
 #define ALLOC_RESERVES       (ALLOC_NON_BLOCK | ALLOC_MIN_RESERVE | ALLOC_HIGHATOMIC | ALLOC_OOM)

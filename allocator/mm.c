@@ -434,6 +434,7 @@ void mm_destroy(struct mm *mm)
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		free((void *)mm->zones[z].pageblock_flags);
 	memmap_destroy(mm);
+	free(mm->check_where);
 	boot_snapshot_free(mm->boot);
 	free(mm->vmstat_pcpu);
 	free(mm);

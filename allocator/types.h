@@ -249,6 +249,7 @@ struct mm {
 	struct mm_report last_report;
 
 	bool check_full_walks;                      /* mm_check_set_incremental(mm, false) */
+	unsigned char *check_where;                 /* B4's owner map, [end_pfn - first_pfn], kept between checks */
 	mm_client_walk_fn client_walk;              /* B4: what clients hold */
 	void *client_ctx;
 

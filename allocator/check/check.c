@@ -388,12 +388,20 @@ static void pcp_mark(void *w, unsigned long pfn, unsigned long nr)
 static bool check_conservation(struct mm *mm, struct mm_violation *v)
 {
 	unsigned long span = mm->end_pfn - mm->first_pfn;
-	struct owner_map m = { .mm = mm, .where = calloc(span, 1) };
 	unsigned long allocated = 0;
 	bool ok = true;
 
-	if (!m.where)
+	/*
+	 * The map is kept for the next check: a fresh calloc() per check is
+	 * fresh memory under ASan's quarantine, every page of it a fault.
+	 * Callers hold every zone and pcp lock, so one check uses it at a time.
+	 */
+	if (!mm->check_where)
+		mm->check_where = malloc(span);
+	if (!mm->check_where)
 		return true;   /* cannot check without memory; not a violation */
+	struct owner_map m = { .mm = mm, .where = mm->check_where };
+	memset(m.where, 0, span);
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &mm->zones[z];
 		for (unsigned int o = 0; o <= MAX_ORDER(mm); o++)
@@ -475,7 +483,6 @@ static bool check_conservation(struct mm *mm, struct mm_violation *v)
 		ok = mm_violate(v, MM_INV_B4, -1, -1, ~0UL, 0, (long)allocated, (long)(pgalloc - pgfree),
 				"PGALLOC - PGFREE is %ld but %lu pages are allocated", (long)(pgalloc - pgfree), allocated);
 out:
-	free(m.where);
 	return ok;
 }
 

@@ -37,6 +37,7 @@
 #include "common/pages.h"
 #include "common/shadow.h"
 #include "internal.h"       /* white-box: the free lists and nr_reserved_highatomic, for the scan */
+#include "page/pcp.h"       /* and the pcp lists, for ALLOC_NOFRAGMENT's first pass */
 
 static const char *const algo_names[] = { "modern", "2008" };
 static const char *const zone_names[] = { "DMA", "DMA32", "Normal", "Movable" };
@@ -364,7 +365,42 @@ static void note_compare(FILE *f, const struct mf_op *op)
 		fprintf(f, "%ld calls agree (free %ld)", op->res[0], op->res[1]);
 }
 
-/* ok at the low watermark => alloc_pages pinned to the zone is served from it. */
+/*
+ * ALLOC_NOFRAGMENT (6.6's alloc_flags_nofragment()): the first attempt of
+ * a request whose preferred zone is Normal, below pageblock_order, may
+ * take from Normal only a page already on its pcp list, a block of its own
+ * type, or a whole free pageblock of another type (6.6's fallbacks table:
+ * each of unmovable, movable and reclaimable falls back to the other two).
+ * Without any of these it goes on to DMA32 and DMA.  True when Normal @z
+ * holds one for this vCPU's request of @order and type @mt.
+ */
+static bool nofragment_first_pass_fits(struct mf_ctx *c, struct zone *z, unsigned int order, int mt)
+{
+	const struct mm *mm = c->mm;
+	unsigned int max_order = mm->cfg.max_order;
+
+	if (pcp_allowed_order(order) && z->per_cpu_pageset) {
+		struct per_cpu_pages *pcp = &z->per_cpu_pageset[mm_cpu_current(c->mm)];
+		if (!list_empty(&pcp->lists[order_to_pindex(mt, order)]))
+			return true;
+	}
+	for (unsigned int o = order; o <= max_order; o++) {
+		if (!list_empty(&z->free_area[o].free_list[mt]))
+			return true;
+		if (o < mm->cfg.pageblock_order)
+			continue;
+		for (int f = 0; f < MIGRATE_PCPTYPES; f++)
+			if (f != mt && !list_empty(&z->free_area[o].free_list[f]))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * ok at the low watermark => alloc_pages pinned to the zone is served from
+ * it - or, under ALLOC_NOFRAGMENT, from a lower zone when Normal has nothing
+ * its first pass may take.
+ */
 static void op_serve(struct mf_ctx *c, struct mf_op *op)
 {
 	int zi = (int)op->a[0];
@@ -377,6 +413,8 @@ static void op_serve(struct mf_ctx *c, struct mf_op *op)
 		return;
 	/* The first attempt of alloc_pages: the low watermark, no reserves. */
 	bool ok = zone_watermark_ok(z, order, zone_wmark_pages(z, WMARK_LOW), zi, ALLOC_WMARK_LOW);
+	bool nofragment = zi == ZONE_NORMAL && order < c->mm->cfg.pageblock_order;
+	bool fits = !nofragment || nofragment_first_pass_fits(c, z, order, gfp_migratetype(c->mm, gfp));
 	struct mf_alloc *a = mf_page_alloc(c, order, gfp, MF_K_PAGES);
 	op->res[0] = a ? (long)a->id : -1;
 	op->res[1] = a ? (long)a->pfn : 0;
@@ -388,7 +426,10 @@ static void op_serve(struct mf_ctx *c, struct mf_op *op)
 	if (!a)
 		mf_fail(c, "W1", "zone %s: zone_watermark_ok(order %u, low watermark) is true, but alloc_pages(%#x, %u) "
 			"pinned to the zone failed", z->name, order, gfp, order);
-	if (mf_zone_of_pfn(mf_config(c), a->pfn) != zi)
+	int served = mf_zone_of_pfn(mf_config(c), a->pfn);
+	if (served < zi && !fits)
+		return;   /* ALLOC_NOFRAGMENT: Normal had no block its first pass may take */
+	if (served != zi)
 		mf_fail(c, "W1", "zone %s: zone_watermark_ok(order %u, low watermark) is true, but alloc_pages(%#x, %u) "
 			"was served from zone %s", z->name, order, gfp, order,
 			mf_zone_name(mf_zone_of_pfn(mf_config(c), a->pfn)));

@@ -150,7 +150,9 @@ def run_one(binary, target, seconds, env_extra, runs=0, stats=True, corpora=CORP
         m = ELAPSED.search(out)
         if m:
             res["wall_s"] = max(1, int(m.group(2)))
-        res["exec_per_s"] = round(res["execs"] / res["wall_s"], 1)
+        # A run by count (runs=) that ends at once on a finding reports no
+        # elapsed time: no rate rather than a division by zero.
+        res["exec_per_s"] = round(res["execs"] / res["wall_s"], 1) if res["wall_s"] else 0.0
         # The whole process's CPU time (libFuzzer's own work and start-up
         # included): what one core would run, however loaded the machine.
         res["exec_per_cpu_s"] = round(res["execs"] / cpu_s, 1) if cpu_s > 0 else 0.0

@@ -71,8 +71,23 @@ static void unfill(struct mm *mm, struct filled *f)
 		__free_pages(mm, f->p[i], i < 7 ? 9 : 8);
 }
 
-static void finish(struct mm *mm)
+/* An order-0 allocation of @gfp, which must come from [@lo, @hi) (@what says where that is). */
+static struct page *alloc_in(struct mm *mm, gfp_t gfp, unsigned long lo, unsigned long hi, const char *what)
 {
+	struct page *p = alloc_pages(mm, gfp, 0);
+	REQUIRE(p);
+	unsigned long pfn = __page_to_pfn(mm, p);
+	CHECK_MSG(pfn >= lo && pfn < hi, "gfp %#x order 0 came from pfn %lu, not %s [%lu, %lu)", gfp, pfn, what, lo, hi);
+	CHECK_MM(mm, 3);
+	return p;
+}
+
+/* Free @p and the @n fills, drain, check, destroy. */
+static void finish(struct mm *mm, struct page *p, struct filled *fills[], int n)
+{
+	__free_pages(mm, p, 0);
+	while (n)
+		unfill(mm, fills[--n]);
 	drain_all_pages(mm, NULL);
 	CHECK_MM(mm, 3);
 	mm_destroy(mm);
@@ -86,11 +101,8 @@ static void test_kernel_request_goes_to_dma32(void)
 	fill_movable(mm, GFP_KERNEL, NORMAL_START, &normal);
 	unsigned long steals0 = mm_vm_event(mm, PGSTEAL_BLOCK);
 
-	struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
-	REQUIRE(p);
+	struct page *p = alloc_in(mm, GFP_KERNEL, DMA32_START, NORMAL_START, "DMA32 (Normal's movable block split?)");
 	unsigned long pfn = __page_to_pfn(mm, p);
-	CHECK_MSG(pfn >= DMA32_START && pfn < NORMAL_START,
-		  "GFP_KERNEL order 0 came from pfn %lu: Normal's movable order-8 block was split", pfn);
 	CHECK_MSG(block_type(mm, normal.left_pfn) == MIGRATE_MOVABLE,
 		  "Normal's pageblock at pfn %lu was claimed (type %d)", normal.left_pfn,
 		  block_type(mm, normal.left_pfn));
@@ -98,11 +110,7 @@ static void test_kernel_request_goes_to_dma32(void)
 	CHECK_MSG(block_type(mm, pfn) == MIGRATE_UNMOVABLE, "DMA32's pageblock at pfn %lu has type %d", pfn,
 		  block_type(mm, pfn));
 	CHECK(mm_vm_event(mm, PGSTEAL_BLOCK) > steals0);
-	CHECK_MM(mm, 3);
-
-	__free_pages(mm, p, 0);
-	unfill(mm, &normal);
-	finish(mm);
+	finish(mm, p, (struct filled *[]){ &normal }, 1);
 }
 
 /* With DMA32 and DMA just as fragmented, the second pass splits Normal's block after all. */
@@ -121,19 +129,10 @@ static void test_second_pass_fragments_normal(void)
 	for (int o = 9; o <= 10; o++)
 		CHECK_MSG(!mm->zones[ZONE_DMA].free_area[o].nr_free, "DMA still has a free order-%d block", o);
 
-	struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
-	REQUIRE(p);
-	unsigned long pfn = __page_to_pfn(mm, p);
-	CHECK_MSG(pfn >= NORMAL_START && pfn < NORMAL_END,
-		  "with no whole pageblock free anywhere, GFP_KERNEL order 0 came from pfn %lu, not Normal", pfn);
-	CHECK_MM(mm, 3);
-
-	__free_pages(mm, p, 0);
+	struct page *p = alloc_in(mm, GFP_KERNEL, NORMAL_START, NORMAL_END, "Normal, no whole pageblock being free anywhere");
 	while (nd)
 		__free_pages(mm, dp[--nd], 9);
-	unfill(mm, &dma32);
-	unfill(mm, &normal);
-	finish(mm);
+	finish(mm, p, (struct filled *[]){ &normal, &dma32 }, 2);
 }
 
 /* A request whose preferred zone is DMA32 gets no ALLOC_NOFRAGMENT: it splits DMA32's block, not DMA's. */
@@ -142,16 +141,8 @@ static void test_dma32_request_may_fragment(void)
 	struct mm *mm = make();
 	struct filled dma32;
 	fill_movable(mm, GFP_DMA32, DMA32_START, &dma32);
-
-	struct page *p = alloc_pages(mm, GFP_DMA32, 0);
-	REQUIRE(p);
-	unsigned long pfn = __page_to_pfn(mm, p);
-	CHECK_MSG(pfn >= DMA32_START && pfn < NORMAL_START, "GFP_DMA32 order 0 came from pfn %lu, not DMA32", pfn);
-	CHECK_MM(mm, 3);
-
-	__free_pages(mm, p, 0);
-	unfill(mm, &dma32);
-	finish(mm);
+	struct page *p = alloc_in(mm, GFP_DMA32, DMA32_START, NORMAL_START, "DMA32");
+	finish(mm, p, (struct filled *[]){ &dma32 }, 1);
 }
 
 /* A movable request never falls back here: Normal's own movable block serves it in the first pass. */
@@ -160,17 +151,9 @@ static void test_movable_request_unaffected(void)
 	struct mm *mm = make();
 	struct filled normal;
 	fill_movable(mm, GFP_KERNEL, NORMAL_START, &normal);
-
-	struct page *p = alloc_pages(mm, GFP_KERNEL | __GFP_MOVABLE, 0);
-	REQUIRE(p);
-	unsigned long pfn = __page_to_pfn(mm, p);
-	CHECK_MSG(pfn >= normal.left_pfn && pfn < normal.left_pfn + 256,
-		  "a movable order-0 request came from pfn %lu, not Normal's free block at %lu", pfn, normal.left_pfn);
-	CHECK_MM(mm, 3);
-
-	__free_pages(mm, p, 0);
-	unfill(mm, &normal);
-	finish(mm);
+	struct page *p = alloc_in(mm, GFP_KERNEL | __GFP_MOVABLE, normal.left_pfn, normal.left_pfn + 256,
+				  "Normal's free order-8 block");
+	finish(mm, p, (struct filled *[]){ &normal }, 1);
 }
 
 int main(void)

@@ -56,7 +56,8 @@ void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt, unsigned in
 int gfp_zone(gfp_t gfp);
 int gfp_migratetype(const struct mm *mm, gfp_t gfp);
 unsigned int gfp_to_alloc_flags(gfp_t gfp);
-void prep_new_page(struct mm *mm, struct page *page, unsigned int order, gfp_t gfp);
+bool gfp_pfmemalloc_allowed(gfp_t gfp);
+void prep_new_page(struct mm *mm, struct page *page, unsigned int order, gfp_t gfp, unsigned int alloc_flags);
 bool check_new_pages(struct mm *mm, struct page *page, unsigned int order);
 bool free_pages_prepare(struct mm *mm, struct page *page, unsigned int order);
 

@@ -42,12 +42,13 @@ enum pageflags {
 	PG_head,         /* head of a compound page */
 	PG_slab,         /* owned by SLUB */
 	PG_buddy,        /* on a buddy free list; the kernel keeps this in page_type */
+	PG_active,       /* SLUB: the slab's pages came from the reserves (slab_set_pfmemalloc) */
 	PG_highatomic_,  /* model: unused */
 	__NR_PAGEFLAGS,
 };
 #define ZONES_PGSHIFT     56                 /* zone index lives in flags[56..57] */
 #define ZONES_MASK        3UL
-#define PAGE_FLAGS_CHECK_AT_FREE ((1UL << PG_reserved) | (1UL << PG_slab) | (1UL << PG_buddy))
+#define PAGE_FLAGS_CHECK_AT_FREE ((1UL << PG_reserved) | (1UL << PG_slab) | (1UL << PG_buddy) | (1UL << PG_active))
 /* What must be clear on a page coming off a free list: every page flag (the kernel's PAGEFLAGS_MASK). */
 #define PAGE_FLAGS_CHECK_AT_PREP ((1UL << __NR_PAGEFLAGS) - 1)
 
@@ -129,6 +130,16 @@ static inline void page_flag_clear(struct page *p, enum pageflags f) { p->flags 
 #define PageReserved(p)  page_flag_test(p, PG_reserved)
 #define PageHead(p)      page_flag_test(p, PG_head)
 #define PageSlab(p)      page_flag_test(p, PG_slab)
+
+/*
+ * set_page_pfmemalloc() / clear_page_pfmemalloc() (Linux 6.6
+ * include/linux/mm.h): a page allocated under ALLOC_NO_WATERMARKS says so in
+ * bit 1 of lru.next - the owner has not used its lru yet when
+ * prep_new_page() writes it - so that SLUB keeps reserve memory for
+ * requests entitled to it.  page_is_pfmemalloc() reads it (page/alloc.c).
+ */
+static inline void set_page_pfmemalloc(struct page *page) { page->lru.next = (struct list_head *)2UL; }
+static inline void clear_page_pfmemalloc(struct page *page) { page->lru.next = NULL; }
 #define PageTail(p)      ((READ_ONCE((p)->compound_head) & 1UL) != 0)
 #define PageCompound(p)  (PageHead(p) || PageTail(p))
 

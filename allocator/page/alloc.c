@@ -74,6 +74,33 @@ unsigned int gfp_to_alloc_flags(gfp_t gfp)
 	return gfp_to_alloc_flags_order(gfp, 0);
 }
 
+/*
+ * __gfp_pfmemalloc_flags() (Linux 6.6): the reserves a request may take
+ * below the min watermark.  __GFP_NOMEMALLOC forbids them, __GFP_MEMALLOC
+ * grants ALLOC_NO_WATERMARKS.  The kernel also grants them to a task in
+ * PF_MEMALLOC (reclaim itself) and ALLOC_OOM to an OOM victim; the model's
+ * tasks are never either.
+ */
+static unsigned int __gfp_pfmemalloc_flags(gfp_t gfp)
+{
+	if (unlikely(gfp & __GFP_NOMEMALLOC))
+		return 0;
+	if (gfp & __GFP_MEMALLOC)
+		return ALLOC_NO_WATERMARKS;
+	return 0;
+}
+
+/* gfp_pfmemalloc_allowed(): may this request use pfmemalloc memory (SLUB's pfmemalloc_match())? */
+bool gfp_pfmemalloc_allowed(gfp_t gfp)
+{
+	return __gfp_pfmemalloc_flags(gfp) != 0;
+}
+
+bool page_is_pfmemalloc(const struct page *page)
+{
+	return ((uintptr_t)page->lru.next & 2UL) != 0;
+}
+
 /* prep_compound_page(): head, page[1].compound_order, tails point at the head. */
 static void prep_compound_page(struct page *page, unsigned int order)
 {
@@ -85,8 +112,13 @@ static void prep_compound_page(struct page *page, unsigned int order)
 	page[1].compound_order = (unsigned char)order;
 }
 
-/* post_alloc_hook() + prep_new_page(): the page becomes the caller's. */
-void prep_new_page(struct mm *mm, struct page *page, unsigned int order, gfp_t gfp)
+/*
+ * post_alloc_hook() + prep_new_page(): the page becomes the caller's.  As
+ * in 6.6, a page that needed ALLOC_NO_WATERMARKS is marked pfmemalloc (the
+ * caller is expected to be freeing memory and should not let the page be
+ * used for anything else), every other page is cleared of the mark.
+ */
+void prep_new_page(struct mm *mm, struct page *page, unsigned int order, gfp_t gfp, unsigned int alloc_flags)
 {
 	unsigned long pfn = __page_to_pfn(mm, page);
 
@@ -101,6 +133,10 @@ void prep_new_page(struct mm *mm, struct page *page, unsigned int order, gfp_t g
 		memset(__page_address(mm, pfn), 0, MM_PAGE_SIZE << order);
 	if (order && (gfp & __GFP_COMP))
 		prep_compound_page(page, order);
+	if (alloc_flags & ALLOC_NO_WATERMARKS)
+		set_page_pfmemalloc(page);
+	else
+		clear_page_pfmemalloc(page);
 	__mod_zone_page_state(page_zone(mm, page), NR_ZONE_ALLOCATED, 1L << order);
 }
 
@@ -203,7 +239,7 @@ retry:
 		}
 		page = rmqueue(zone, order, gfp, alloc_flags, migratetype);
 		if (page) {
-			prep_new_page(mm, page, order, gfp);
+			prep_new_page(mm, page, order, gfp, alloc_flags);
 			/* A high-order atomic allocation reserves its pageblock for the next one. */
 			if (unlikely(alloc_flags & ALLOC_HIGHATOMIC) && order)
 				reserve_highatomic_pageblock(zone, page, order);
@@ -291,11 +327,13 @@ static noinline struct page *__alloc_pages_slowpath(struct mm *mm, gfp_t gfp, un
 		return page;
 
 	/*
-	 * __GFP_MEMALLOC (reserve_flags): every attempt from here on ignores
-	 * the watermarks, the reclaim retries included.
+	 * reserve_flags (__GFP_MEMALLOC): every attempt from here on ignores
+	 * the watermarks, the reclaim retries included, and what it gets is
+	 * marked pfmemalloc (prep_new_page()).
 	 */
-	if ((gfp & __GFP_MEMALLOC) && !(gfp & __GFP_NOMEMALLOC)) {
-		alloc_flags = ALLOC_NO_WATERMARKS;
+	unsigned int reserve_flags = __gfp_pfmemalloc_flags(gfp);
+	if (reserve_flags) {
+		alloc_flags = reserve_flags;
 		page = get_page_from_freelist(mm, gfp, order, alloc_flags, highest_zoneidx, migratetype);
 		if (page)
 			return page;

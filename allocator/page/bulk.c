@@ -97,7 +97,7 @@ unsigned long __alloc_pages_bulk(struct mm *mm, gfp_t gfp, int nr_pages,
 			break;
 		}
 		nr_account++;
-		prep_new_page(mm, page, 0, gfp);
+		prep_new_page(mm, page, 0, gfp, 0);
 		if (page_list)
 			list_add(&page->lru, page_list);
 		else

@@ -566,6 +566,37 @@ static __always_inline bool slab_update_freelist(struct kmem_cache *s, struct pa
 	return false;
 }
 
+/*
+ * slab_test_pfmemalloc() / slab_set_pfmemalloc() / __slab_clear_pfmemalloc()
+ * (Linux 6.6 mm/slab.h): a slab made of reserve pages (page_is_pfmemalloc())
+ * carries PG_active on its head page for as long as it is a slab.
+ */
+static inline bool slab_test_pfmemalloc(const struct page *slab)
+{
+	return page_flag_test(slab, PG_active);
+}
+static inline void slab_set_pfmemalloc(struct page *slab)
+{
+	page_flag_set(slab, PG_active);
+}
+static inline void __slab_clear_pfmemalloc(struct page *slab)
+{
+	page_flag_clear(slab, PG_active);
+}
+
+/*
+ * pfmemalloc_match() (Linux 6.6): only a request entitled to the reserves
+ * (gfp_pfmemalloc_allowed(): __GFP_MEMALLOC) may take objects from a
+ * pfmemalloc slab in the slow path.  The fast path does not look: whoever
+ * finds objects on c->freelist takes them, as in the kernel.
+ */
+static inline bool pfmemalloc_match(const struct page *slab, gfp_t gfp)
+{
+	if (unlikely(slab_test_pfmemalloc(slab)))
+		return gfp_pfmemalloc_allowed(gfp);
+	return true;
+}
+
 static inline unsigned int slab_order(const struct page *slab)
 {
 	return PageHead(slab) ? slab[1].compound_order : 0;

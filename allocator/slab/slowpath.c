@@ -8,8 +8,8 @@
  * get_freelist(), allocate_slab(), shuffle_freelist(), new_slab(),
  * __free_slab(), discard_slab(), add_partial()/remove_partial(),
  * acquire_slab(), get_partial_node(), deactivate_slab(), flush_slab(),
- * __flush_cpu_slab(), flush_all().  One node; no pfmemalloc, no NUMA
- * node matching.  Locking: see the essay in fastpath.c.
+ * __flush_cpu_slab(), flush_all().  pfmemalloc slabs (reserve pages) go
+ * only to requests entitled to them; one node, no NUMA node matching.  Locking: see the essay in fastpath.c.
  */
 #include "slab/slab.h"
 #include "slab/kasan.h"
@@ -91,7 +91,11 @@ static bool shuffle_freelist(struct kmem_cache *s, struct page *slab, unsigned i
 	return true;
 }
 
-/* alloc_slab_page(): a compound page, marked as a slab (__folio_set_slab). */
+/*
+ * alloc_slab_page(): a compound page, marked as a slab (__folio_set_slab),
+ * and as a pfmemalloc slab when the page allocator took it from the
+ * reserves.
+ */
 static struct page *alloc_slab_page(struct kmem_cache *s, gfp_t gfp, struct kmem_cache_order_objects oo)
 {
 	struct page *page = alloc_pages(s->mm, gfp, oo_order(oo));
@@ -99,6 +103,8 @@ static struct page *alloc_slab_page(struct kmem_cache *s, gfp_t gfp, struct kmem
 	if (!page)
 		return NULL;
 	page_flag_set(page, PG_slab);
+	if (page_is_pfmemalloc(page))
+		slab_set_pfmemalloc(page);
 	return page;
 }
 
@@ -178,6 +184,7 @@ static void __free_slab(struct kmem_cache *s, struct page *slab)
 	slab_set_freelist(slab, NULL);
 	slab_set_counters(slab, 0);
 	slab->slab_list.next = slab->slab_list.prev = NULL;
+	__slab_clear_pfmemalloc(slab);
 	page_flag_clear(slab, PG_slab);
 	kasan_unpoison(slab_address(s->mm, slab), MM_PAGE_SIZE << order);   /* the page allocator poisons again */
 	__free_pages(s->mm, slab, order);
@@ -266,10 +273,11 @@ static void *acquire_slab(struct kmem_cache *s, struct kmem_cache_node *n, struc
 /*
  * get_partial_node() (Linux 6.6): the first usable node partial slab for
  * the cpu slab, plus more for the cpu partial list, up to half its limit.
- * Debug caches take a single object under list_lock instead.
+ * Debug caches take a single object under list_lock instead.  A pfmemalloc
+ * slab is usable only by a request entitled to the reserves (@gfp).
  */
 static void *get_partial_node(struct kmem_cache *s, struct kmem_cache_node *n, struct page **ret_slab,
-			      unsigned int orig_size)
+			      gfp_t gfp, unsigned int orig_size)
 {
 	struct list_head *pos, *tmp;
 	unsigned int partial_slabs = 0;
@@ -284,6 +292,8 @@ static void *get_partial_node(struct kmem_cache *s, struct kmem_cache_node *n, s
 		struct page *slab = list_entry(pos, struct page, slab_list);
 		void *t;
 
+		if (!pfmemalloc_match(slab, gfp))
+			continue;
 		if (kmem_cache_debug(s)) {
 			object = alloc_single_from_partial(s, n, slab, orig_size);
 			if (object) {
@@ -468,6 +478,24 @@ redo:
 		local_unlock_irqrestore(&c->lock, flags);
 		goto reread_slab;
 	}
+	/*
+	 * A pfmemalloc cpu slab serves only requests entitled to it; anyone
+	 * else deactivates it (the kernel's comment: by rights we should look
+	 * for a pfmemalloc slab, but the information is lost once the slab
+	 * leaves the cpu).  6.6 tests this just before taking the lock and
+	 * its deactivate_slab: label takes it again; the model tests under
+	 * the lock, where the slab is surely still this vCPU's - a remote
+	 * flush (validate, destroy) may otherwise free it under our read.
+	 */
+	if (unlikely(!pfmemalloc_match(slab, gfp))) {
+		freelist = c->freelist;
+		c_set_slab(c, NULL);
+		c_set_freelist(c, NULL);
+		c_set_tid(c, next_tid(c->tid));
+		local_unlock_irqrestore(&c->lock, flags);
+		deactivate_slab(s, slab, freelist);
+		goto new_slab;
+	}
 	freelist = c->freelist;
 	if (freelist)
 		goto load_freelist;
@@ -511,7 +539,7 @@ new_slab:
 	}
 
 new_objects:
-	freelist = get_partial_node(s, n, &slab, orig_size);
+	freelist = get_partial_node(s, n, &slab, gfp, orig_size);
 	if (freelist)
 		goto check_new_slab;
 
@@ -547,6 +575,19 @@ check_new_slab:
 		/* alloc_single_from_partial() did the debug processing */
 		if (s->flags & SLAB_STORE_USER)
 			set_track(s, freelist, TRACK_ALLOC, addr);
+		return freelist;
+	}
+
+	if (unlikely(!pfmemalloc_match(slab, gfp))) {
+		/*
+		 * A mismatch (a new slab from the reserves for a request not
+		 * entitled to them) does not load the freelist: no further
+		 * mismatched allocations from it.  In 6.6 a PF_MEMALLOC task
+		 * gets here; the model's reserve pages go only to
+		 * __GFP_MEMALLOC, which matches, so this is 6.6's guard kept
+		 * for a model that grows PF_MEMALLOC.
+		 */
+		deactivate_slab(s, slab, get_freepointer(s, freelist));
 		return freelist;
 	}
 

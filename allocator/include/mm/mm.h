@@ -190,6 +190,12 @@ void release_pages(struct mm *mm, struct page **pages, unsigned long nr);
 /* The page of a list entry filled by alloc_pages_bulk_list(), and back. */
 struct page *mm_lru_to_page(struct list_head *lru);
 struct list_head *mm_page_lru(struct page *page);
+/*
+ * page_is_pfmemalloc(): @page (just allocated, lru not yet used) came from
+ * the reserves below the min watermark (ALLOC_NO_WATERMARKS: __GFP_MEMALLOC);
+ * its owner should use it only to free memory.
+ */
+bool page_is_pfmemalloc(const struct page *page);
 
 /* ---- memory model (allocator/memmap.c) ---- */
 bool pfn_valid(const struct mm *mm, unsigned long pfn);

@@ -65,7 +65,6 @@ static int __kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t flags, size_t siz
 		c_set_freelist(c, get_freepointer(s, object));
 		p[i] = object;
 		wipe_obj_freeptr(s, p[i]);
-		stat(s, ALLOC_FASTPATH);
 	}
 	c_set_tid(c, next_tid(c->tid));
 	local_unlock_irqrestore(&c->lock, irqflags);

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_slub_stats.c - what CONFIG_SLUB_STATS counts for the bulk calls,
+ * as Linux 6.6 counts it: do_slab_free() adds one free_fastpath per call,
+ * however many objects its detached freelist holds, and
+ * __kmem_cache_alloc_bulk() counts nothing for the objects it pops off the
+ * cpu freelist (only ___slab_alloc() counts its own, as alloc_slowpath).
+ * The model before counted one per object in both.
+ */
+#include "slub_test.h"
+#include "test.h"
+
+#define BULK 8
+
+static void snapshot(struct kmem_cache *s, unsigned long st[NR_SLUB_STAT_ITEMS])
+{
+	REQUIRE(kmem_cache_get_stats(s, st));
+}
+
+static long delta(struct kmem_cache *s, const unsigned long before[NR_SLUB_STAT_ITEMS], enum slub_stat_item i)
+{
+	unsigned long now[NR_SLUB_STAT_ITEMS];
+	snapshot(s, now);
+	return (long)(now[i] - before[i]);
+}
+
+int main(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "stats64", 64, 0, 0, NULL);
+	REQUIRE(s);
+	unsigned long st[NR_SLUB_STAT_ITEMS];
+	if (!kmem_cache_get_stats(s, st)) {
+		kmem_cache_destroy(s);
+		mm_destroy(mm);
+		TEST_SKIP("SLUB statistics are compiled out of this build");
+	}
+	struct kmem_cache_info info;
+	REQUIRE(kmem_cache_get_info(s, &info) == 0);
+	REQUIRE(info.objects_per_slab > BULK + 1);
+
+	/* Warm the cpu slab: one object in and out through the fast path. */
+	void *w = kmem_cache_alloc(s, GFP_KERNEL);
+	REQUIRE(w);
+	kmem_cache_free(s, w);
+
+	/* Single calls: one count each. */
+	snapshot(s, st);
+	void *one = kmem_cache_alloc(s, GFP_KERNEL);
+	REQUIRE(one);
+	CHECK(delta(s, st, ALLOC_FASTPATH) == 1);
+	kmem_cache_free(s, one);
+	CHECK(delta(s, st, FREE_FASTPATH) == 1);
+
+	/* A bulk allocation served by the cpu freelist counts nothing. */
+	void *p[4 * BULK];
+	snapshot(s, st);
+	REQUIRE(kmem_cache_alloc_bulk(s, GFP_KERNEL, BULK, p) == BULK);
+	CHECK_MSG(delta(s, st, ALLOC_FASTPATH) == 0, "alloc_fastpath +%ld", delta(s, st, ALLOC_FASTPATH));
+	CHECK(delta(s, st, ALLOC_SLOWPATH) == 0);
+
+	/* Their bulk free: one detached freelist (all on the cpu slab), one do_slab_free(), one count. */
+	snapshot(s, st);
+	kmem_cache_free_bulk(s, BULK, p);
+	CHECK_MSG(delta(s, st, FREE_FASTPATH) == 1, "free_fastpath +%ld", delta(s, st, FREE_FASTPATH));
+	CHECK(delta(s, st, FREE_SLOWPATH) == 0);
+
+	/* A bulk allocation past the cpu slab: only its trips to ___slab_alloc() count. */
+	unsigned int n = info.objects_per_slab + BULK;
+	void **q = calloc(n, sizeof(*q));
+	REQUIRE(q);
+	snapshot(s, st);
+	REQUIRE(kmem_cache_alloc_bulk(s, GFP_KERNEL, n, q) == (int)n);
+	CHECK(delta(s, st, ALLOC_FASTPATH) == 0);
+	CHECK(delta(s, st, ALLOC_SLOWPATH) >= 1 && delta(s, st, ALLOC_SLOWPATH) <= 2);
+	kmem_cache_free_bulk(s, n, q);
+	free(q);
+
+	kmem_cache_destroy(s);
+	CHECK(mm_nr_reports(mm) == 0);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+	TEST_DONE();
+}

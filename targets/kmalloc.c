@@ -4,7 +4,9 @@
  * kmalloc / kzalloc / kmalloc_array / kcalloc of every size, from 0 and the
  * smallest kmalloc cache through every size class to large allocations
  * (> KMALLOC_MAX_CACHE_SIZE, served by alloc_pages), with the gfp
- * variants; krealloc growing, shrinking, to 0 and from NULL; ksize; kfree
+ * variants (GFP_NOWAIT|__GFP_MEMALLOC among them: below the min watermark
+ * it gets reserve pages, and its slabs are pfmemalloc slabs that SLUB's
+ * slow path keeps for such requests); krealloc growing, shrinking, to 0 and from NULL; ksize; kfree
  * (also of NULL and ZERO_SIZE_PTR); kmalloc_trace, krealloc_array,
  * kfree_bulk; SLUB's options on the kmalloc caches (slub_debug's request
  * size tracking and kmalloc red zone, init_on_alloc/free, fast paths,
@@ -48,10 +50,11 @@ enum { K_OBJ = 0 };
 /* The instance's caches: the kmalloc caches of three types (kmalloc-N, kmalloc-rcl-N, dma-kmalloc-N). */
 #define MAX_CACHES (3 * (KMALLOC_SHIFT_HIGH + 1))
 
+/* The last one may take the reserves: its slabs, made below the min watermark, are pfmemalloc slabs. */
 static const char *const gfps[] = { "GFP_KERNEL", "GFP_ATOMIC", "GFP_DMA", "GFP_KERNEL_RECLAIMABLE",
-				    "GFP_NOWAIT" };
+				    "GFP_NOWAIT", "GFP_NOWAIT|__GFP_MEMALLOC" };
 static const gfp_t gfp_val[] = { GFP_KERNEL, GFP_ATOMIC, GFP_KERNEL | __GFP_DMA,
-				 GFP_KERNEL | __GFP_RECLAIMABLE, GFP_NOWAIT };
+				 GFP_KERNEL | __GFP_RECLAIMABLE, GFP_NOWAIT, GFP_NOWAIT | __GFP_MEMALLOC };
 static const char *const kinds[] = { "kmalloc", "kzalloc", "kmalloc_array", "kcalloc" };
 enum { KM_KMALLOC, KM_KZALLOC, KM_ARRAY, KM_CALLOC };
 static const char *const sclass[] = { "exact", "pow2", "pow2m1", "pow2p1", "large" };

@@ -84,6 +84,33 @@ static void finish(struct mm *mm)
 	mm_destroy(mm);
 }
 
+/* The machine with this task on vCPU 0 and one cache of @size-byte objects, and its end. */
+static struct mm *make_with_cache(const char *name, unsigned int size, slab_flags_t flags, struct kmem_cache **s)
+{
+	struct mm *mm = make();
+	REQUIRE(mm_cpu_attach(mm, 0) == 0);
+	*s = kmem_cache_create(mm, name, size, 0, flags, NULL);
+	REQUIRE(*s);
+	return mm;
+}
+
+static void finish_with_cache(struct mm *mm, struct kmem_cache *s)
+{
+	kmem_cache_destroy(s);
+	REQUIRE(mm_cpu_detach(mm) == 0);
+	finish(mm);
+}
+
+/* An array for every object of one slab of @s; *@per_slab: how many, at least @min. */
+static void **slab_array(struct kmem_cache *s, unsigned int min, unsigned int *per_slab)
+{
+	*per_slab = objects_per_slab(s);
+	REQUIRE(*per_slab >= min && *per_slab <= 512);
+	void **obj = calloc(*per_slab, sizeof(*obj));
+	REQUIRE(obj);
+	return obj;
+}
+
 /* The page allocator: the mark follows ALLOC_NO_WATERMARKS, nothing else. */
 static void test_page_mark(void)
 {
@@ -139,15 +166,11 @@ static void test_page_mark(void)
  */
 static void test_cpu_slab(void)
 {
-	struct mm *mm = make();
-	REQUIRE(mm_cpu_attach(mm, 0) == 0);
-	struct kmem_cache *s = kmem_cache_create(mm, "pfm64", 64, 0, 0, NULL);
-	REQUIRE(s);
-	unsigned int per_slab = objects_per_slab(s);
-	REQUIRE(per_slab >= 4 && per_slab <= 512);
+	struct kmem_cache *s;
+	struct mm *mm = make_with_cache("pfm64", 64, 0, &s);
+	unsigned int per_slab;
+	void **obj = slab_array(s, 4, &per_slab);
 	struct exhausted e;
-	void **obj = calloc(per_slab, sizeof(*obj));
-	REQUIRE(obj);
 
 	exhaust(mm, &e);
 	CHECK(kmem_cache_alloc(s, GFP_NOWAIT) == NULL);          /* no page for a slab */
@@ -201,10 +224,8 @@ static void test_cpu_slab(void)
 		kmem_cache_free(s, n2);
 
 	/* Freeing the pfmemalloc slab's page clears PG_active: no bad page on the way back. */
-	kmem_cache_destroy(s);
 	free(obj);
-	REQUIRE(mm_cpu_detach(mm) == 0);
-	finish(mm);
+	finish_with_cache(mm, s);
 }
 
 /*
@@ -214,14 +235,10 @@ static void test_cpu_slab(void)
  */
 static void test_cpu_partial(void)
 {
-	struct mm *mm = make();
-	REQUIRE(mm_cpu_attach(mm, 0) == 0);
-	struct kmem_cache *s = kmem_cache_create(mm, "pfm128", 128, 0, 0, NULL);
-	REQUIRE(s);
-	unsigned int per_slab = objects_per_slab(s);
-	REQUIRE(per_slab >= 2 && per_slab <= 512);
-	void **obj = calloc(per_slab, sizeof(*obj));
-	REQUIRE(obj);
+	struct kmem_cache *s;
+	struct mm *mm = make_with_cache("pfm128", 128, 0, &s);
+	unsigned int per_slab;
+	void **obj = slab_array(s, 2, &per_slab);
 	struct exhausted e;
 
 	exhaust(mm, &e);
@@ -242,12 +259,11 @@ static void test_cpu_partial(void)
 	CHECK(nr_partial(s) == 0);
 
 	/* Take the rest of the ordinary cpu slab, so that the next request reaches the cpu partial list. */
-	unsigned int per = objects_per_slab(s);
-	void **more = calloc(per, sizeof(*more));
+	void **more = calloc(per_slab, sizeof(*more));
 	REQUIRE(more);
 	unsigned int nmore = 0;
 	void *got = NULL;
-	while (nmore < per) {
+	while (nmore < per_slab) {
 		void *x = kmem_cache_alloc(s, GFP_NOWAIT);
 		REQUIRE(x);
 		if (slab_of(mm, x) != other_slab) {
@@ -269,11 +285,9 @@ static void test_cpu_partial(void)
 	for (unsigned int i = 0; i < per_slab; i++)
 		if (obj[i])
 			kmem_cache_free(s, obj[i]);
-	kmem_cache_destroy(s);
 	free(more);
 	free(obj);
-	REQUIRE(mm_cpu_detach(mm) == 0);
-	finish(mm);
+	finish_with_cache(mm, s);
 }
 
 /*
@@ -282,10 +296,8 @@ static void test_cpu_partial(void)
  */
 static void test_debug_cache(void)
 {
-	struct mm *mm = make();
-	REQUIRE(mm_cpu_attach(mm, 0) == 0);
-	struct kmem_cache *s = kmem_cache_create(mm, "pfmdbg", 64, 0, SLAB_CONSISTENCY_CHECKS, NULL);
-	REQUIRE(s);
+	struct kmem_cache *s;
+	struct mm *mm = make_with_cache("pfmdbg", 64, SLAB_CONSISTENCY_CHECKS, &s);
 	struct exhausted e;
 
 	exhaust(mm, &e);
@@ -303,9 +315,7 @@ static void test_debug_cache(void)
 		kmem_cache_free(s, c);
 	kmem_cache_free(s, a);
 	give_back(mm, &e);
-	kmem_cache_destroy(s);
-	REQUIRE(mm_cpu_detach(mm) == 0);
-	finish(mm);
+	finish_with_cache(mm, s);
 }
 
 int main(void)

@@ -588,12 +588,22 @@ static bool op_bulk(struct worker *w)
 
 /* ---------------------------------------------------------------- slub */
 
-static bool cache_alloc_into(struct worker *w, struct alloc *dst, int ci, bool zero)
+/*
+ * One slab allocation in eight is GFP_KERNEL|__GFP_MEMALLOC (decided from
+ * bits the op already drew, so that a seed's other choices stay what they
+ * were): in a pressure phase it takes the reserves, and its slabs are
+ * pfmemalloc slabs that the other workers' GFP_KERNEL slow paths deactivate
+ * and skip while their fast paths, and remote frees, still use them.
+ */
+#define STRESS_GFP(memalloc) ((memalloc) ? GFP_KERNEL | __GFP_MEMALLOC : GFP_KERNEL)
+
+static bool cache_alloc_into(struct worker *w, struct alloc *dst, int ci, bool zero, bool memalloc)
 {
 	struct kmem_cache *s = S.caches[ci];
 	unsigned li = oplog_add(&w->log, OP_CACHE_ALLOC, cur_cpu(), (unsigned)ci, NULL);
+	gfp_t gfp = STRESS_GFP(memalloc);
 	void *p;
-	CALL(w, p = zero ? kmem_cache_zalloc(s, GFP_KERNEL) : kmem_cache_alloc(s, GFP_KERNEL));
+	CALL(w, p = zero ? kmem_cache_zalloc(s, gfp) : kmem_cache_alloc(s, gfp));
 	STAT_INC(w->st.ops);
 	if (!p) {
 		STAT_INC(w->st.fails);
@@ -615,7 +625,7 @@ static bool op_slub(struct worker *w)
 	struct alloc *a = slot(w);
 	if (a->kind != AK_NONE)
 		return free_slot(w, a);
-	return cache_alloc_into(w, a, pick_cache(w), ((r >> 8) & 7) == 0);
+	return cache_alloc_into(w, a, pick_cache(w), ((r >> 8) & 7) == 0, ((r >> 11) & 7) == 0);
 }
 
 /* ---------------------------------------------------------------- kmalloc */
@@ -658,22 +668,23 @@ static bool kmalloc_into(struct worker *w, struct alloc *dst)
 	size_t size = kmalloc_size(w);
 	unsigned how = (unsigned)rng_below(&w->rng, 20);
 	unsigned li = oplog_add(&w->log, OP_KMALLOC, cur_cpu(), size, NULL);
+	gfp_t gfp = STRESS_GFP(size % 8 == 3);   /* from the size drawn: no draw of its own */
 	void *p;
 	bool zero = false;
 	if (how < 14) {
-		CALL(w, p = kmalloc(S.mm, size, GFP_KERNEL));
+		CALL(w, p = kmalloc(S.mm, size, gfp));
 	} else if (how < 16) {
-		CALL(w, p = kzalloc(S.mm, size, GFP_KERNEL));
+		CALL(w, p = kzalloc(S.mm, size, gfp));
 		zero = true;
 	} else if (how < 18) {
 		size_t n = 1 + size % 7;
 		size = (size + n - 1) / n * n;
-		CALL(w, p = kcalloc(S.mm, n, size / n, GFP_KERNEL));
+		CALL(w, p = kcalloc(S.mm, n, size / n, gfp));
 		zero = true;
 	} else {
 		size_t n = 1 + size % 5;
 		size = (size + n - 1) / n * n;
-		CALL(w, p = kmalloc_array(S.mm, n, size / n, GFP_KERNEL));
+		CALL(w, p = kmalloc_array(S.mm, n, size / n, gfp));
 	}
 	STAT_INC(w->st.ops);
 	if (!p) {

@@ -90,6 +90,21 @@ void mm_bug(const char *file, int line, const char *cond) __attribute__((noretur
 #define __mm_checker
 #endif
 
+/*
+ * __mm_plumbing: the model's own bookkeeping whose path depends on what
+ * the process did before, not on the input (memmap.c's kept mappings).
+ * Fuzzing builds leave it out of coverage, so an input runs the same edges
+ * whatever ran before it - AFL++'s 100% stability (tests/fuzz_stability.c,
+ * built with gcc, checks).
+ */
+#if defined(__clang__)
+#define __mm_plumbing __attribute__((no_sanitize("coverage")))
+#elif defined(__GNUC__) && __GNUC__ >= 12
+#define __mm_plumbing __attribute__((no_sanitize_coverage))
+#else
+#define __mm_plumbing
+#endif
+
 /* ASan manual poisoning as KASAN: no-ops outside ASan builds. */
 #if defined(__SANITIZE_ADDRESS__)
 #define MM_ASAN 1

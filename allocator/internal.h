@@ -18,6 +18,10 @@
 /* ---- memmap.c ---- */
 int memmap_create(struct mm *mm, char *err, size_t errlen);
 void memmap_destroy(struct mm *mm);
+void memmap_drop_kept(void);                      /* unmap the mappings destroyed instances left */
+/* The first valid pfn / pfn of a hole in [pfn, end), or end: a bitmap word at a time. */
+unsigned long memmap_next_valid(const struct mm *mm, unsigned long pfn, unsigned long end);
+unsigned long memmap_next_hole(const struct mm *mm, unsigned long pfn, unsigned long end);
 void memmap_init_pages(struct mm *mm);          /* every valid struct page reserved, zone set */
 
 /* ---- mm.c ---- */

@@ -223,22 +223,13 @@ void mm_free_all_memory(struct mm *mm)
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *zone = &mm->zones[z];
 		unsigned long pfn = zone->zone_start_pfn, end = zone_end_pfn(zone);
-		while (pfn < end) {
-			if (!__pfn_valid(mm, pfn)) {
-				pfn++;
-				continue;
-			}
+		while ((pfn = memmap_next_valid(mm, pfn, end)) < end) {
+			/* the largest aligned block of valid pfns that starts here */
 			unsigned int order = pfn ? (unsigned int)__builtin_ctzl(pfn) : mm->max_order;
 			order = MIN(order, mm->max_order);
-			for (;;) {
-				unsigned long n = 1UL << order, i;
-				bool ok = pfn + n <= end;
-				for (i = 0; ok && i < n; i++)
-					ok = __pfn_valid(mm, pfn + i);
-				if (ok)
-					break;
+			while (pfn + (1UL << order) > end ||
+			       memmap_next_hole(mm, pfn, pfn + (1UL << order)) < pfn + (1UL << order))
 				order--;
-			}
 			zone_free_page_range(zone, pfn, order, MIGRATE_MOVABLE);
 			pfn += 1UL << order;
 		}

@@ -236,10 +236,13 @@ struct mm {
 	unsigned long first_pfn, end_pfn;           /* the physical range, holes included */
 
 	char *arena;                                /* frame of first_pfn; see "Memory model" for its alignment */
-	size_t arena_len;                           /* (end_pfn - first_pfn) pages, all of the mapping */
+	size_t arena_len;                           /* (end_pfn - first_pfn) pages */
+	char *arena_region;                         /* the mapping the arena lies in (memmap.c: */
+	size_t arena_region_len;                    /* a kept one may be larger), PROT_NONE around it */
 	struct page *memmap;                        /* struct page of first_pfn */
-	void *memmap_map;                           /* the whole vmemmap mapping, guards included */
-	size_t memmap_map_len;
+	void *memmap_map;                           /* the vmemmap, guards included: the start of */
+	size_t memmap_map_len;                      /* its mapping, which may be longer: */
+	size_t memmap_region_len;                   /* memmap_region_len bytes, PROT_NONE past the vmemmap */
 	unsigned long memmap_guard;                 /* struct pages of guard before first_pfn */
 	unsigned long *valid_bitmap;                /* pfn_valid(), one bit per pfn of the range */
 	unsigned long nr_valid;

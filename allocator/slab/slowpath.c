@@ -9,7 +9,8 @@
  * __free_slab(), discard_slab(), add_partial()/remove_partial(),
  * acquire_slab(), get_partial_node(), deactivate_slab(), flush_slab(),
  * __flush_cpu_slab(), flush_all().  pfmemalloc slabs (reserve pages) go
- * only to requests entitled to them; one node, no NUMA node matching.  Locking: see the essay in fastpath.c.
+ * only to requests entitled to them; one node, no NUMA node matching.
+ * Locking: see the essay in fastpath.c.
  */
 #include "slab/slab.h"
 #include "slab/kasan.h"

@@ -1108,8 +1108,12 @@ def run_locked(a):
     cont, why = decide(prev, ident, a.fresh)
     if cont:
         ensure_trees(prev)
-        log("continuing the totals in %s (tree %s, %s build, since %s)%s" %
-            (rel(a.json_path), ident["tree"], a.build, prev.get("started"),
+        # The file's "started" is when its first count began; the counts
+        # going on now began at their entries' since (a restart resets it).
+        since = sorted(e["since"]["date"] for e in prev["targets"] if isinstance(e, dict)
+                       and isinstance(e.get("since"), dict) and e["since"].get("date"))
+        log("continuing the totals in %s (tree %s, %s build, counts since %s)%s" %
+            (rel(a.json_path), ident["tree"], a.build, since[0] if since else prev.get("started"),
              "" if why is None else ": " + why))
         if prev.get("goal_execs") != a.execs:
             log("the goal changes from %s to %s executions per target" % (human(prev.get("goal_execs", 0)),

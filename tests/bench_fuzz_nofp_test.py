@@ -727,6 +727,22 @@ class Campaign(unittest.TestCase):
         self.assertRegex(out, r"sched +ubsan +3,000 +yes +0 .* beefbee")
         self.assertRegex(out, r"buddy +ubsan +3,000 +yes +0 .* c0ffeec")
 
+    def test_continuing_says_when_the_counts_began(self):
+        # The file's "started" stays from its first count; after a restart the
+        # log names the date the counts going on began, not that one.
+        self.run_nofp("--targets", "buddy", "--execs", "1000")
+        started = self.doc()["started"]
+        time.sleep(1.1)                     # the dates are to the second
+        self.change_binary("buddy")
+        self.stamp("tree-two", commit="beef" * 10)
+        self.run_nofp("--targets", "buddy", "--execs", "1000")
+        since = self.target("buddy")["since"]["date"]
+        self.assertNotEqual(since, started)
+        self.assertEqual(self.doc()["started"], started)
+        out = self.run_nofp("--targets", "buddy", "--execs", "2000")
+        self.assertIn("continuing the totals", out)
+        self.assertIn("counts since %s)" % since, out)
+
     def test_results_without_binaries_fill_them_on_the_same_tree_and_restart_on_another(self):
         self.run_nofp("--targets", "buddy,slub", "--execs", "1000")
         d = self.doc()

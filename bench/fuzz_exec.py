@@ -410,7 +410,10 @@ def main():
     goal = goal_verdict(rows)
     if goal["targets"]:
         print(goal_line(goal), flush=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True).stdout.strip()
     doc = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "commit": head or None,
            "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count() or 0),
            "engine": "libfuzzer", "preset": "fuzz (clang, ASan+UBSan, MM_DEBUG=2)", "seconds": seconds,
            "corpus": " + ".join(c.format(t="T") for c in CORPORA[a.corpus]), "goal": goal, "runs": rows}

@@ -183,9 +183,10 @@ def split_run(binary, target, seconds, env_extra, runs=0, corpora=CORPORA["seeds
     without MMFUZZ_STATS, and the split of an input's CPU time (ops, per-op
     checks, teardown; us per mm_check call) from the one with it, under
     "stats_run" with its own rates.  The stats clock is CLOCK_THREAD_CPUTIME_ID,
-    read around every op and check: a system call, not a vDSO read, and on
-    this machine's PVM guest one that cost buddy 15-20% of its CPU time
-    (session 29), so a rate read from the stats run understates the target."""
+    read around every op and check: a system call, not a vDSO read.  On
+    this machine's PVM guest the same 30,000-40,000 inputs took 1.15-1.7
+    times the CPU time with it (buddy 1.15-1.27, bulk 1.3-1.5, kmalloc 1.7;
+    session 29), so a rate read from the stats run understates the target."""
     r = run_one(binary, target, seconds, env_extra, runs=runs, stats=False, corpora=corpora, floor=floor)
     st = run_one(binary, target, seconds, env_extra, runs=runs, stats=True, corpora=corpora, floor=floor)
     r.pop("levels", None)

@@ -58,6 +58,7 @@ void remerge_pageblock(struct zone *zone, unsigned long pfn, int mt, unsigned in
 
 /* ---- page/alloc.c ---- */
 int gfp_zone(gfp_t gfp);
+const char *gfp_bad_combination(gfp_t gfp);
 int gfp_migratetype(const struct mm *mm, gfp_t gfp);
 unsigned int gfp_to_alloc_flags(gfp_t gfp);
 bool gfp_pfmemalloc_allowed(gfp_t gfp);

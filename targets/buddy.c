@@ -422,24 +422,47 @@ static void op_bad_ptr(struct mf_ctx *c, struct mf_op *op)
 	mf_expect_refused(c, &before, "__free_pages of something that is not a struct page of this memory");
 }
 
+/*
+ * What makes a gfp invalid: a bit above MM_GFP_VALID_MASK (bit 16 + bit),
+ * several zone modifiers (GFP_ZONE_BAD: the bit-th of the four sets of two
+ * or more), or both mobility hints.
+ */
+static const char *const bad_gfp_kinds[] = { "bits", "zones", "mobility" };
+static const gfp_t bad_zone_sets[] = { __GFP_DMA | __GFP_DMA32, __GFP_DMA | __GFP_HIGHMEM,
+				       __GFP_DMA32 | __GFP_HIGHMEM, __GFP_DMA | __GFP_DMA32 | __GFP_HIGHMEM };
+
 static void op_bad_gfp(struct mf_ctx *c, struct mf_op *op)
 {
 	struct mf_baseline before;
-	gfp_t gfp = (gfp_t)op->a[1] | (gfp_t)(1u << (16 + op->a[0]));
+	gfp_t gfp = (gfp_t)op->a[1];
 	/* An order above max_order fails first, silently: keep the order valid. */
 	unsigned int order = (unsigned int)op->a[2] % (mf_pages.max_order + 1);
+	const char *what;
 
+	switch (op->a[3]) {
+	case 1:
+		gfp |= bad_zone_sets[op->a[0] % 4];
+		what = "alloc_pages with several zone modifiers";
+		break;
+	case 2:
+		gfp |= GFP_MOVABLE_MASK;
+		what = "alloc_pages with __GFP_MOVABLE and __GFP_RECLAIMABLE";
+		break;
+	default:
+		gfp |= (gfp_t)(1u << (16 + op->a[0]));
+		what = "alloc_pages with invalid gfp bits";
+		break;
+	}
 	mf_baseline_capture(c->mm, &before);
 	MF_C(c, "\tunsigned long r%u = mm_nr_reports(mm);\n", c->cur);
 	struct page *page = alloc_pages(c->mm, gfp, order);
-	MF_C(c, "\texpect(%u, alloc_pages(mm, %#x, %u) == NULL, \"invalid gfp bits are refused\");\n", c->cur,
-	     gfp, order);
+	MF_C(c, "\texpect(%u, alloc_pages(mm, %#x, %u) == NULL, \"%s is refused\");\n", c->cur, gfp, order, what);
 	if (page)
-		mf_fail(c, "C1", "alloc_pages with invalid gfp bits %#x returned a page", gfp);
+		mf_fail(c, "C1", "%s (gfp %#x) returned a page", what, gfp);
 	op->res[0] = 0;
 	op->res[1] = 0;
 	op->res[2] = (long)gfp;
-	mf_expect_refused(c, &before, "alloc_pages with invalid gfp bits");
+	mf_expect_refused(c, &before, what);
 }
 
 /* ------------------------------------------------------------ the table */
@@ -483,8 +506,10 @@ static const struct mf_opdesc buddy_ops[] = {
 	  { MF_A_ENUM("kind", bad_addr_kinds), MF_A_INT("sel", 0, 65535), MF_A_INT("order", 0, MM_MAX_ORDER_LIMIT) } },
 	{ "bad_ptr", "__free_pages of a pointer that is not a struct page of this memory", op_bad_ptr, note_bad,
 	  { MF_A_ENUM("kind", bad_ptr_kinds), MF_A_INT("sel", 0, 65535) } },
-	{ "bad_gfp", "alloc_pages with a gfp bit above MM_GFP_VALID_MASK", op_bad_gfp, note_bad,
-	  { MF_A_INT("bit", 0, 15), MF_A_GFP("gfp"), MF_A_INT("order", 0, 3) } },
+	{ "bad_gfp", "alloc_pages with an invalid gfp: kind bits, bit 16 + bit set (above MM_GFP_VALID_MASK); "
+	  "zones, the bit-th (mod 4) set of several zone modifiers; mobility, __GFP_MOVABLE|__GFP_RECLAIMABLE",
+	  op_bad_gfp, note_bad, { MF_A_INT("bit", 0, 15), MF_A_GFP("gfp"), MF_A_INT("order", 0, 3),
+				  MF_A_ENUM("kind", bad_gfp_kinds) } },
 };
 
 /* ------------------------------------------------------------ lifecycle */

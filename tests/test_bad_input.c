@@ -211,6 +211,45 @@ static void test_reports(void)
 	BAD(mm, "gfp", ~0UL, r = alloc_pages(mm, 0x80000000u, 3));
 	CHECK(r == NULL);
 
+	/*
+	 * Invalid combinations of valid bits (6.6 with CONFIG_DEBUG_VM:
+	 * gfp_zone()'s VM_BUG_ON on GFP_ZONE_BAD, gfp_migratetype()'s
+	 * VM_WARN_ON): refused the same way, by the bulk path too.
+	 */
+	static const gfp_t zone_bad[] = {
+		__GFP_DMA | __GFP_DMA32, __GFP_DMA | __GFP_HIGHMEM, __GFP_DMA32 | __GFP_HIGHMEM, GFP_ZONE_MODIFIERS,
+		__GFP_DMA | __GFP_HIGHMEM | __GFP_MOVABLE, __GFP_DMA | __GFP_DMA32 | __GFP_MOVABLE,
+		__GFP_DMA32 | __GFP_HIGHMEM | __GFP_MOVABLE, GFP_ZONE_MODIFIERS | __GFP_MOVABLE,
+	};
+	for (size_t i = 0; i < sizeof(zone_bad) / sizeof(zone_bad[0]); i++) {
+		BAD(mm, "zone modifier", ~0UL, r = alloc_pages(mm, GFP_KERNEL | zone_bad[i], (unsigned int)i % 3));
+		CHECK_MSG(r == NULL, "gfp %#x served", GFP_KERNEL | zone_bad[i]);
+	}
+	BAD(mm, "__GFP_RECLAIMABLE", ~0UL, r = alloc_pages(mm, GFP_KERNEL | GFP_MOVABLE_MASK, 0));
+	CHECK(r == NULL);
+	BAD(mm, "__GFP_RECLAIMABLE", ~0UL, r = alloc_pages(mm, GFP_HIGHUSER_MOVABLE | __GFP_RECLAIMABLE, 2));
+	CHECK(r == NULL);
+	struct page *arr[8] = { NULL };
+	unsigned long got;
+	BAD(mm, "zone modifier", ~0UL, got = __alloc_pages_bulk(mm, GFP_KERNEL | __GFP_DMA | __GFP_DMA32, 8, NULL, arr));
+	CHECK(got == 0 && arr[0] == NULL);
+	BAD(mm, "__GFP_RECLAIMABLE", ~0UL, got = __alloc_pages_bulk(mm, GFP_KERNEL | GFP_MOVABLE_MASK, 8, NULL, arr));
+	CHECK(got == 0 && arr[0] == NULL);
+	/* With __GFP_MOVABLE each zone modifier still names one zone: served, no report. */
+	static const struct { gfp_t gfp; int zone; } one_zone[] = {
+		{ __GFP_DMA | __GFP_MOVABLE, ZONE_DMA }, { __GFP_DMA32 | __GFP_MOVABLE, ZONE_DMA32 },
+		{ __GFP_HIGHMEM | __GFP_MOVABLE, ZONE_MOVABLE }, { __GFP_MOVABLE, ZONE_NORMAL },
+	};
+	for (size_t i = 0; i < sizeof(one_zone) / sizeof(one_zone[0]); i++) {
+		unsigned long n0 = mm_nr_reports(mm);
+		r = alloc_pages(mm, GFP_KERNEL | one_zone[i].gfp, 0);
+		REQUIRE(r);
+		CHECK_MSG(mm_nr_reports(mm) == n0, "gfp %#x reported", GFP_KERNEL | one_zone[i].gfp);
+		CHECK_MSG((int)page_zonenum(r) <= one_zone[i].zone, "gfp %#x: a page of zone %d, above %d",
+			  GFP_KERNEL | one_zone[i].gfp, (int)page_zonenum(r), one_zone[i].zone);
+		__free_pages(mm, r, 0);
+	}
+
 	/* order > max_order: no page; the kernel WARNs - the model must report it too. */
 	bad_begin(mm);
 	r = alloc_pages(mm, GFP_KERNEL, 11);

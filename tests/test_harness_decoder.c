@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/gfp_args.h"
 #include "common/harness.h"
 #include "test.h"
 
@@ -143,6 +144,61 @@ static void test_text_roundtrip(void)
 	free(out);
 }
 
+/*
+ * A gfp argument decodes to a combination the kernel accepts, whatever the
+ * bits (mf_gfp_fix()): at most one of __GFP_DMA, __GFP_DMA32 and
+ * __GFP_HIGHMEM, the lowest zone's kept; not both mobility hints,
+ * __GFP_MOVABLE kept; every other bit as it was.  The encoder keeps what
+ * op text names, so text with a bad combination still encodes to the same
+ * bytes (committed seeds stay what their text says).
+ */
+static const struct mf_opdesc gfp_setup = { "setup", "", NULL, NULL, { MF_A_INT("n", 0, 0) } };
+static const struct mf_opdesc gfp_ops[] = { { "alloc", "", nop, NULL, { MF_A_GFP("gfp") } } };
+static const struct mf_target gfp_target = {
+	.name = "gfp", .setup = &gfp_setup, .ops = gfp_ops, .nops = 1,
+};
+
+static void test_gfp_fixed(void)
+{
+	const unsigned int nflags = sizeof(mf_gfp_flags) / sizeof(mf_gfp_flags[0]);
+	unsigned long bad = 0;
+
+	for (unsigned long set = 0; set < (1UL << nflags); set++) {
+		char text[1024] = "alloc gfp=0";
+		unsigned long gfp_bits = 0;
+		for (unsigned int i = 0; i < nflags; i++)
+			if (set & (1UL << i)) {
+				gfp_bits |= mf_gfp_flags[i].bit;
+				snprintf(text + strlen(text), sizeof(text) - strlen(text), "|%s", mf_gfp_flags[i].name);
+			}
+		struct mf_op s, s2;
+		char err[256];
+		uint8_t buf[64];
+		if (mf_parse_text(&gfp_target, text, &s, prog, MF_MAX_OPS, err, sizeof(err)) != 1) {
+			CHECK_MSG(false, "%s: %s", text, err);
+			continue;
+		}
+		CHECK_MSG((unsigned long)prog[0].a[0] == gfp_bits, "%s parsed to %#lx", text, prog[0].a[0]);
+		size_t len = mf_encode(&gfp_target, &s, prog, 1, buf, sizeof(buf));
+		REQUIRE(len <= sizeof(buf));
+		REQUIRE(mf_decode(&gfp_target, buf, len, &s2, prog2, MF_MAX_OPS) == 1);
+		unsigned long got = (unsigned long)prog2[0].a[0], want = gfp_bits;
+		if (want & __GFP_DMA)
+			want &= ~(unsigned long)(__GFP_DMA32 | __GFP_HIGHMEM);
+		if (want & __GFP_DMA32)
+			want &= ~(unsigned long)__GFP_HIGHMEM;
+		if ((want & __GFP_MOVABLE) && (want & __GFP_RECLAIMABLE))
+			want &= ~(unsigned long)__GFP_RECLAIMABLE;
+		bad += want != gfp_bits;
+		CHECK_MSG(got == want, "%#lx decoded to %#lx, expected %#lx", gfp_bits, got, want);
+		unsigned long zones = got & (__GFP_DMA | __GFP_DMA32 | __GFP_HIGHMEM);
+		CHECK_MSG((zones & (zones - 1)) == 0, "%#lx decoded to several zone modifiers: %#lx", gfp_bits, got);
+		CHECK_MSG(!((got & __GFP_MOVABLE) && (got & __GFP_RECLAIMABLE)), "%#lx decoded to both mobility hints",
+			  gfp_bits);
+	}
+	CHECK(bad > 0);   /* the loop met the bad combinations */
+}
+
 /* A byte inserted inside one op's arguments changes that op and no other. */
 static void test_insertion_is_local(void)
 {
@@ -257,5 +313,6 @@ int main(void)
 	test_insertion_is_local();
 	test_text_errors();
 	test_text_numbers_and_lines();
+	test_gfp_fixed();
 	TEST_DONE();
 }

@@ -342,8 +342,56 @@ static void test_bad_kfree(void)
 	mm_destroy(mm);
 }
 
+/*
+ * kmalloc_fix_flags() (6.6): a slab page is never asked for with
+ * __GFP_DMA32 or __GFP_HIGHMEM.  Where a page is asked for - a new slab,
+ * a large kmalloc - they are reported ("Unexpected gfp") and dropped, and
+ * the request goes on; objects from a slab already there cost no report.
+ * Both mobility hints reach the page allocator only on the large path,
+ * which refuses them (a slab's page gets its mobility from the cache).
+ */
+static void test_bad_gfp(void)
+{
+	struct mm *mm = new_mm(NULL);
+	unsigned long r = mm_nr_reports(mm);
+
+	void *p = kmalloc(mm, 20000, GFP_KERNEL | __GFP_DMA32);
+	REQUIRE(p);
+	CHECK(mm_nr_reports(mm) == r + 1);
+	CHECK(strstr(mm_last_report(mm)->reason, "Unexpected gfp: 0x4.") != NULL);
+	unsigned long pfn = page_to_pfn(mm, virt_to_page(mm, p));
+	const struct mm_span *normal = &mm_get_config(mm)->zones[ZONE_NORMAL];
+	CHECK_MSG(pfn >= normal->start_pfn && pfn < normal->end_pfn, "pfn %#lx is not in Normal", pfn);
+	kfree(mm, p);
+	CHECK(kmalloc(mm, 20000, GFP_KERNEL | __GFP_MOVABLE | __GFP_RECLAIMABLE) == NULL);
+	CHECK(mm_nr_reports(mm) == r + 2);
+	CHECK(strstr(mm_last_report(mm)->reason, "__GFP_RECLAIMABLE") != NULL);
+	CHECK_MM(mm, 3);
+
+	struct kmem_cache *s = kmem_cache_create(mm, "gfp-64", 64, 0, 0, NULL);
+	REQUIRE(s);
+	void *a = kmem_cache_alloc(s, GFP_KERNEL | __GFP_HIGHMEM);   /* a new slab */
+	REQUIRE(a);
+	CHECK(mm_nr_reports(mm) == r + 3);
+	CHECK(strstr(mm_last_report(mm)->reason, "Unexpected gfp: 0x2.") != NULL);
+	void *b = kmem_cache_alloc(s, GFP_KERNEL | __GFP_HIGHMEM);   /* the cpu slab's next object */
+	REQUIRE(b);
+	CHECK(mm_nr_reports(mm) == r + 3);
+	void *c = kmalloc(mm, 64, GFP_KERNEL | __GFP_MOVABLE | __GFP_RECLAIMABLE);   /* kmalloc-rcl-64's new slab */
+	REQUIRE(c);
+	CHECK(mm_nr_reports(mm) == r + 3);
+	kfree(mm, c);
+	kmem_cache_free(s, b);
+	kmem_cache_free(s, a);
+	kmem_cache_destroy(s);
+	CHECK(mm_nr_reports(mm) == r + 3);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
 int main(void)
 {
+	test_bad_gfp();
 	test_size_classes();
 	test_large();
 	test_zero_and_null();

@@ -18,7 +18,7 @@
 
 #define MAX_RECLAIM_RETRIES 16
 
-/* gfp_zone(): the highest zone the request may use (GFP_ZONE_TABLE, 64-bit). */
+/* gfp_zone(): the highest zone the request may use (GFP_ZONE_TABLE, 64-bit; never GFP_ZONE_BAD here). */
 int gfp_zone(gfp_t gfp)
 {
 	if (gfp & __GFP_DMA)
@@ -28,6 +28,27 @@ int gfp_zone(gfp_t gfp)
 	if ((gfp & (__GFP_HIGHMEM | __GFP_MOVABLE)) == (__GFP_HIGHMEM | __GFP_MOVABLE))
 		return ZONE_MOVABLE;
 	return ZONE_NORMAL;
+}
+
+/*
+ * The caller bugs 6.6 catches under CONFIG_DEBUG_VM in a gfp that has only
+ * valid bits: more than one zone modifier (gfp_zone()'s VM_BUG_ON on
+ * GFP_ZONE_BAD; without DEBUG_VM its table gives zone 0, DMA) and both
+ * mobility hints (gfp_migratetype()'s VM_WARN_ON, after which 6.6 goes on
+ * with MIGRATE_HIGHATOMIC's value as the list index: the pcp lists have no
+ * such type, so it takes a list of the next order).  The model reports
+ * either and refuses the request, as it does invalid bits.  Returns what is
+ * wrong, NULL for a valid combination.
+ */
+const char *gfp_bad_combination(gfp_t gfp)
+{
+	gfp_t zone = gfp & GFP_ZONE_MODIFIERS;
+
+	if (zone & (zone - 1))
+		return "more than one zone modifier (GFP_ZONE_BAD)";
+	if ((gfp & GFP_MOVABLE_MASK) == GFP_MOVABLE_MASK)
+		return "both __GFP_MOVABLE and __GFP_RECLAIMABLE";
+	return NULL;
 }
 
 /*
@@ -400,6 +421,10 @@ struct page *alloc_pages(struct mm *mm, gfp_t gfp, unsigned int order)
 	}
 	if (unlikely(gfp & ~MM_GFP_VALID_MASK)) {
 		mm_report(mm, "bad_gfp", ~0UL, 0, "alloc_pages: invalid gfp bits %#x", gfp & ~MM_GFP_VALID_MASK);
+		return NULL;
+	}
+	if (unlikely(gfp_bad_combination(gfp))) {
+		mm_report(mm, "bad_gfp", ~0UL, 0, "alloc_pages: invalid gfp %#x: %s", gfp, gfp_bad_combination(gfp));
 		return NULL;
 	}
 	highest_zoneidx = gfp_zone(gfp);

@@ -51,7 +51,7 @@ unsigned long __alloc_pages_bulk(struct mm *mm, gfp_t gfp, int nr_pages,
 	/* Use the single page allocator for one page. */
 	if (nr_pages - nr_populated == 1)
 		goto failed;
-	if (unlikely(gfp & ~MM_GFP_VALID_MASK))
+	if (unlikely((gfp & ~MM_GFP_VALID_MASK) || gfp_bad_combination(gfp)))
 		goto failed;   /* alloc_pages() reports it */
 
 	highest_zoneidx = gfp_zone(gfp);

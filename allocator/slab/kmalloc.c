@@ -164,6 +164,8 @@ static void *kmalloc_large(struct mm *mm, size_t size, gfp_t gfp)
 
 	if (order > MAX_ORDER(mm))
 		return NULL;                   /* beyond KMALLOC_MAX_SIZE */
+	if (unlikely(gfp & GFP_SLAB_BUG_MASK))
+		gfp = kmalloc_fix_flags(mm, gfp);
 	page = alloc_pages(mm, gfp | __GFP_COMP, order);
 	if (!page)
 		return NULL;

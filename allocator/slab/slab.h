@@ -800,6 +800,7 @@ void *___slab_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long addr, struct 
 void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, unsigned long addr, struct kmem_cache_cpu *c,
 		   unsigned int orig_size);
 struct page *new_slab(struct kmem_cache *s, gfp_t gfp);
+gfp_t kmalloc_fix_flags(struct mm *mm, gfp_t flags);
 void discard_slab(struct kmem_cache *s, struct page *slab);
 void free_slab(struct kmem_cache *s, struct page *slab);
 void inc_slabs_node(struct kmem_cache *s, unsigned int objects);

@@ -168,8 +168,27 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t flags)
 	return slab;
 }
 
+/*
+ * kmalloc_fix_flags() (mm/slab_common.c, 6.6): a slab page is never asked
+ * for with __GFP_DMA32, __GFP_HIGHMEM or bits outside the gfp mask - the
+ * kernel warns ("Fix your code!") and clears them; here that is a report
+ * and the request goes on without them.  new_slab() and kmalloc's large
+ * path call it only when the bad bits are there.
+ */
+gfp_t kmalloc_fix_flags(struct mm *mm, gfp_t flags)
+{
+	gfp_t invalid = flags & GFP_SLAB_BUG_MASK;
+
+	flags &= ~GFP_SLAB_BUG_MASK;
+	mm_report(mm, "bad_gfp", ~0UL, 0, "Unexpected gfp: %#x. Fixing up to gfp: %#x. Fix your code!", invalid,
+		  flags);
+	return flags;
+}
+
 struct page *new_slab(struct kmem_cache *s, gfp_t gfp)
 {
+	if (unlikely(gfp & GFP_SLAB_BUG_MASK))
+		gfp = kmalloc_fix_flags(s->mm, gfp);
 	/* Only the reclaim and reserve bits of the caller: the zone is the cache's. */
 	gfp &= __GFP_HIGH | __GFP_MEMALLOC | __GFP_NOMEMALLOC | __GFP_IO | __GFP_FS | __GFP_RECLAIM |
 	       __GFP_NORETRY | __GFP_NOWARN;

@@ -45,9 +45,31 @@ static const struct mf_flag mf_gfp_aliases[] = {
 	{ NULL, 0 },
 };
 
-#define MF_A_GFP(n) MF_A_FLAGS(n, mf_gfp_flags, mf_gfp_aliases)
+/*
+ * Every decoded gfp is one the kernel accepts: of several zone modifiers
+ * (GFP_ZONE_BAD) the lowest zone's stays, of both mobility hints
+ * __GFP_MOVABLE - the zone and free lists the allocator served such a gfp
+ * from before it refused them, so an older input still makes the same
+ * allocations.  Op text may name any bits (the encoder keeps them; the
+ * decoder fixes them, as it fixes the fuzzer's bytes).  The bad_gfp ops
+ * make the invalid combinations on purpose.
+ */
+static inline unsigned long mf_gfp_fix(unsigned long v)
+{
+	if (v & __GFP_DMA)
+		v &= ~(unsigned long)(__GFP_DMA32 | __GFP_HIGHMEM);
+	else if (v & __GFP_DMA32)
+		v &= ~(unsigned long)__GFP_HIGHMEM;
+	if ((v & GFP_MOVABLE_MASK) == GFP_MOVABLE_MASK)
+		v &= ~(unsigned long)__GFP_RECLAIMABLE;
+	return v;
+}
 
-/* The highest zone a request may use (GFP_ZONE_TABLE on 64-bit, one bad combination resolved to DMA). */
+#define MF_A_GFP(n) { .name = (n), .kind = MF_FLAGS, .lo = 0, .hi = 0, .flags = mf_gfp_flags, \
+		      .nflags = (unsigned)(sizeof(mf_gfp_flags) / sizeof(mf_gfp_flags[0])), \
+		      .aliases = mf_gfp_aliases, .fix = mf_gfp_fix }
+
+/* The highest zone a valid gfp (mf_gfp_fix()) may use (GFP_ZONE_TABLE on 64-bit). */
 static inline int mf_gfp_zone(gfp_t gfp)
 {
 	if (gfp & __GFP_DMA)

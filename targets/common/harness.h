@@ -58,6 +58,7 @@ struct mf_arg {
 	const struct mf_flag *flags;    /* MF_FLAGS: single bits, in decoding order */
 	unsigned int nflags;
 	const struct mf_flag *aliases;  /* MF_FLAGS: multi-bit names for text, NULL-name ended */
+	unsigned long (*fix)(unsigned long v);  /* MF_FLAGS: makes a decoded value valid (NULL: any is) */
 };
 
 #define MF_A_INT(n, l, h)   { .name = (n), .kind = MF_INT, .lo = (l), .hi = (h) }

@@ -86,7 +86,7 @@ static long read_arg(struct reader *r, const struct mf_arg *a)
 		for (unsigned int i = 0; i < a->nflags; i++)
 			if (raw & (1UL << i))
 				v |= a->flags[i].bit;
-		return (long)v;
+		return (long)(a->fix ? a->fix(v) : v);
 	}
 	unsigned long range = (unsigned long)a->hi - (unsigned long)a->lo;
 	if (range != ULONG_MAX)

@@ -16,9 +16,15 @@ typedef unsigned int gfp_t;
 #define __GFP_DMA32          0x04u
 #define __GFP_MOVABLE        0x08u   /* also a mobility (migratetype) hint */
 #define GFP_ZONEMASK         (__GFP_DMA | __GFP_HIGHMEM | __GFP_DMA32 | __GFP_MOVABLE)
+/*
+ * More than one of these is GFP_ZONE_BAD (gfp_zone() VM_BUG_ONs); with
+ * __GFP_MOVABLE each still names one zone (DMA, DMA32, Movable).
+ */
+#define GFP_ZONE_MODIFIERS   (__GFP_DMA | __GFP_HIGHMEM | __GFP_DMA32)
 
 /* Mobility */
 #define __GFP_RECLAIMABLE    0x10u
+#define GFP_MOVABLE_MASK     (__GFP_RECLAIMABLE | __GFP_MOVABLE)   /* both at once: gfp_migratetype() warns */
 
 /* Watermark modifiers */
 #define __GFP_HIGH           0x20u   /* may use part of the min reserve (ALLOC_MIN_RESERVE) */
@@ -39,6 +45,9 @@ typedef unsigned int gfp_t;
 #define __GFP_ZERO           0x8000u /* zero the returned memory */
 
 #define MM_GFP_VALID_MASK    0xffffu
+
+/* What slab pages may not be asked with: kmalloc_fix_flags() warns and clears it. */
+#define GFP_SLAB_BUG_MASK    (__GFP_DMA32 | __GFP_HIGHMEM | ~MM_GFP_VALID_MASK)
 
 /* Composite masks, as the kernel defines them */
 #define GFP_ATOMIC           (__GFP_HIGH | __GFP_KSWAPD_RECLAIM)

@@ -31,7 +31,7 @@
 #include "page/pcp.h"
 #include "test.h"
 
-enum cache_mode { CACHE_FREES, CACHE_STOPS, CACHE_STUCK };
+enum cache_mode { CACHE_FREES, CACHE_STOPS, CACHE_STUCK, CACHE_ALLOCATES };
 
 /* The test page cache: pages it holds, freed oldest first by its shrinker. */
 struct cache {
@@ -45,6 +45,11 @@ struct cache {
 	gfp_t seen_gfp;
 	int seen_hz;
 	bool bad_batch;                   /* nr_to_scan 0 or above SHRINK_BATCH */
+	/* CACHE_ALLOCATES: each scan first allocates a page with inner_gfp, then frees as CACHE_FREES */
+	gfp_t inner_gfp;
+	int depth, max_depth;             /* scans running now (more than one: reclaim recursed), most seen */
+	unsigned long inner_tries, inner_got, inner_memalloc;   /* allocations, pages got, scans in PF_MEMALLOC */
+	struct page *inner[16];
 };
 
 static unsigned long cache_count(struct shrinker *s, struct shrink_control *sc)
@@ -68,6 +73,23 @@ static unsigned long cache_scan(struct shrinker *s, struct shrink_control *sc)
 		return SHRINK_STOP;
 	if (c->mode == CACHE_STUCK)
 		return 0;
+	if (c->mode == CACHE_ALLOCATES) {
+		if (++c->depth > c->max_depth)
+			c->max_depth = c->depth;
+		if (c->depth > 1) {                     /* recursion: stop it here */
+			c->depth--;
+			return SHRINK_STOP;
+		}
+		c->inner_memalloc += (get_current()->flags & PF_MEMALLOC) != 0;
+		struct page *p = alloc_pages(c->mm, c->inner_gfp, 0);
+		c->depth--;
+		if (p && c->inner_got < 16)
+			c->inner[c->inner_got] = p;
+		else if (p)
+			__free_pages(c->mm, p, 0);
+		c->inner_tries++;
+		c->inner_got += p != NULL;
+	}
 	unsigned long done = 0;
 	while (done < sc->nr_to_scan && c->n) {
 		__free_pages(c->mm, c->pages[c->head++], 0);
@@ -237,6 +259,70 @@ static void test_reclaim_then_succeed(void)
 	drain_all_pages(mm, NULL);
 	CHECK(zone_free_pages(z) == 4096);
 	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+/*
+ * PF_MEMALLOC: direct reclaim runs the shrinkers with the task in
+ * PF_MEMALLOC (6.6's __perform_reclaim()), so a shrinker's own allocation
+ * takes the reserves below the min watermark (ALLOC_NO_WATERMARKS: the
+ * page is pfmemalloc) and never enters reclaim again.  With
+ * __GFP_NOMEMALLOC it gets no reserves and fails, still without
+ * recursing.  Between operations the flag is clear again (T1).
+ */
+static void test_shrinker_allocates(void)
+{
+	struct mm *mm = make_one_zone();
+	struct zone *z = mm_zone(mm, ZONE_NORMAL);
+	struct cache pc;
+	struct counters k0, k1;
+
+	for (int nomemalloc = 0; nomemalloc < 2; nomemalloc++) {
+		cache_init(&pc, mm);
+		cache_fill(&pc, GFP_KERNEL);
+		CHECK(zone_free_pages(z) == 128);       /* at min: a GFP_KERNEL page needs reclaim or the reserves */
+		pc.mode = CACHE_ALLOCATES;
+		pc.inner_gfp = GFP_KERNEL | (nomemalloc ? __GFP_NOMEMALLOC : 0);
+		REQUIRE(register_shrinker(mm, &pc.shrinker) == 0);
+		CHECK(!(get_current()->flags & PF_MEMALLOC));
+
+		take(mm, &k0);
+		struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
+		take(mm, &k1);
+		CHECK(p != NULL);                       /* the shrinker freed what the outer request needed */
+		CHECK_MSG(pc.max_depth == 1, "nomemalloc %d: reclaim recursed, %d scans deep", nomemalloc,
+			  pc.max_depth);
+		CHECK(pc.scans >= 1 && pc.inner_tries == pc.scans && pc.inner_memalloc == pc.scans);
+		CHECK(delta(&k0, &k1, ALLOCSTALL) == pc.scans);   /* only the outer request stalled */
+		if (!nomemalloc) {
+			CHECK_MSG(pc.inner_got == pc.inner_tries, "the shrinker got %lu of %lu pages", pc.inner_got,
+				  pc.inner_tries);
+			CHECK(pc.inner[0] && page_is_pfmemalloc(pc.inner[0]));
+			CHECK(p && !page_is_pfmemalloc(p));
+		} else {
+			CHECK(pc.inner_got == 0);
+			CHECK(delta(&k0, &k1, ALLOCFAIL) == pc.inner_tries);
+		}
+		CHECK(!(get_current()->flags & PF_MEMALLOC));
+		CHECK_MM(mm, 3);
+
+		unregister_shrinker(mm, &pc.shrinker);
+		__free_pages(mm, p, 0);
+		for (unsigned long i = 0; i < pc.inner_got && i < 16; i++)
+			__free_pages(mm, pc.inner[i], 0);
+		cache_drop(&pc);
+		drain_all_pages(mm, NULL);
+		CHECK(zone_free_pages(z) == 4096);
+		CHECK_MM(mm, 3);
+	}
+
+	/* T1 sees a PF_MEMALLOC left set between operations. */
+	struct mm_violation v;
+	unsigned int old = memalloc_noreclaim_save();
+	CHECK(old == 0);
+	CHECK(!mm_check(mm, 1, &v) && v.inv == MM_INV_T1 && strstr(v.msg, "PF_MEMALLOC"));
+	memalloc_noreclaim_restore(old);
+	CHECK(mm_check(mm, 1, &v));
 	mm_destroy(mm);
 }
 
@@ -648,5 +734,6 @@ int main(void)
 	test_no_progress_no_drain();
 	test_costly_order_one_round();
 	test_noretry_and_stop();
+	test_shrinker_allocates();
 	TEST_DONE();
 }

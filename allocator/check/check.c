@@ -76,9 +76,10 @@ static const char *zname(int z)
 
 /*
  * T1 for the calling task: between operations it holds no lock, has
- * preemption, migration and interrupts enabled and is not in an interrupt
- * handler (what the kernel checks on return to user space: a leaked
- * preempt count or lock is "BUG: scheduling while atomic" later).
+ * preemption, migration and interrupts enabled, is not in an interrupt
+ * handler and not in reclaim (what the kernel checks on return to user
+ * space: a leaked preempt count or lock is "BUG: scheduling while atomic"
+ * later; a leaked PF_MEMALLOC would give the task the reserves for good).
  */
 static bool check_task(struct mm_violation *v)
 {
@@ -90,6 +91,7 @@ static bool check_task(struct mm_violation *v)
 		{ "locks held", t->lock_depth },
 		{ "in interrupt", in_irq },
 		{ "migrate_disable", t->migrate_disable },
+		{ "PF_MEMALLOC", (t->flags & PF_MEMALLOC) != 0 },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(d); i++)
 		if (d[i].found)

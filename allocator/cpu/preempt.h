@@ -71,7 +71,16 @@ struct mm_task {
 					 * assigns it lazily */
 	unsigned long nr_migrations;    /* times this task was moved to another vCPU */
 	unsigned long nr_irqs;          /* interrupt handlers run on top of this task */
+	unsigned int flags;             /* PF_MEMALLOC while it reclaims */
 };
+
+/*
+ * PF_MEMALLOC (include/linux/sched.h): the task is reclaiming memory.  Its
+ * own allocations (a shrinker's) may take the reserves below the min
+ * watermark and never recurse into reclaim (6.6's __perform_reclaim()
+ * brackets try_to_free_pages() with memalloc_noreclaim_save/restore).
+ */
+#define PF_MEMALLOC 0x00000800u
 
 extern _Thread_local struct mm_task *mm_current;       /* the running task; NULL: mm_default_task */
 extern _Thread_local struct mm_task mm_default_task;   /* each thread's implicit task */
@@ -136,6 +145,21 @@ static __always_inline bool in_interrupt(void) { return __task_in_interrupt(get_
 static __always_inline bool in_hardirq(void) { return __task_in_interrupt(get_current()); }
 static __always_inline bool in_task(void) { return !__task_in_interrupt(get_current()); }
 static __always_inline bool preemptible(void) { return __task_preemptible(get_current()); }
+
+/* memalloc_noreclaim_save() / _restore() (include/linux/sched/mm.h): nestable, the old flag comes back. */
+static __always_inline unsigned int memalloc_noreclaim_save(void)
+{
+	struct mm_task *t = get_current();
+	unsigned int old = t->flags & PF_MEMALLOC;
+	t->flags |= PF_MEMALLOC;
+	return old;
+}
+
+static __always_inline void memalloc_noreclaim_restore(unsigned int old)
+{
+	struct mm_task *t = get_current();
+	t->flags = (t->flags & ~PF_MEMALLOC) | old;
+}
 
 /*
  * might_sleep_msg(): at MM_DEBUG >= 2, CONFIG_DEBUG_ATOMIC_SLEEP's

@@ -98,15 +98,18 @@ unsigned int gfp_to_alloc_flags(gfp_t gfp)
 /*
  * __gfp_pfmemalloc_flags() (Linux 6.6): the reserves a request may take
  * below the min watermark.  __GFP_NOMEMALLOC forbids them, __GFP_MEMALLOC
- * grants ALLOC_NO_WATERMARKS.  The kernel also grants them to a task in
- * PF_MEMALLOC (reclaim itself) and ALLOC_OOM to an OOM victim; the model's
- * tasks are never either.
+ * grants ALLOC_NO_WATERMARKS, and so does a task in PF_MEMALLOC (reclaim
+ * itself: a shrinker that allocates) outside interrupt context.  The
+ * kernel also grants ALLOC_OOM to an OOM victim; the model has no OOM
+ * killer, and no softirqs (6.6 lets one on top of a PF_MEMALLOC task in).
  */
 static unsigned int __gfp_pfmemalloc_flags(gfp_t gfp)
 {
 	if (unlikely(gfp & __GFP_NOMEMALLOC))
 		return 0;
 	if (gfp & __GFP_MEMALLOC)
+		return ALLOC_NO_WATERMARKS;
+	if (!in_interrupt() && (get_current()->flags & PF_MEMALLOC))
 		return ALLOC_NO_WATERMARKS;
 	return 0;
 }
@@ -360,6 +363,10 @@ static noinline struct page *__alloc_pages_slowpath(struct mm *mm, gfp_t gfp, un
 			return page;
 	}
 
+	/* Avoid recursion of direct reclaim: a shrinker's allocation has had the reserves, and no more. */
+	if (get_current()->flags & PF_MEMALLOC)
+		can_direct_reclaim = false;
+
 	while (can_direct_reclaim && loops++ < 4 * MAX_RECLAIM_RETRIES) {
 		/* retry: the freelists first (others may have freed meanwhile). */
 		if (loops > 1) {
@@ -373,7 +380,9 @@ static noinline struct page *__alloc_pages_slowpath(struct mm *mm, gfp_t gfp, un
 		 * drain every pcp list and retry.  Reclaim that freed nothing
 		 * retries nothing, drains nothing.
 		 */
+		unsigned int noreclaim = memalloc_noreclaim_save();    /* __perform_reclaim() */
 		unsigned long progress = try_to_free_pages(mm, gfp, order, highest_zoneidx);
+		memalloc_noreclaim_restore(noreclaim);
 
 		if (progress) {
 			page = get_page_from_freelist(mm, gfp, order, alloc_flags, highest_zoneidx, migratetype);

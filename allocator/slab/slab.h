@@ -586,9 +586,10 @@ static inline void __slab_clear_pfmemalloc(struct page *slab)
 
 /*
  * pfmemalloc_match() (Linux 6.6): only a request entitled to the reserves
- * (gfp_pfmemalloc_allowed(): __GFP_MEMALLOC) may take objects from a
- * pfmemalloc slab in the slow path.  The fast path does not look: whoever
- * finds objects on c->freelist takes them, as in the kernel.
+ * (gfp_pfmemalloc_allowed(): __GFP_MEMALLOC, or a PF_MEMALLOC task outside
+ * interrupts) may take objects from a pfmemalloc slab in the slow path.
+ * The fast path does not look: whoever finds objects on c->freelist takes
+ * them, as in the kernel.
  */
 static inline bool pfmemalloc_match(const struct page *slab, gfp_t gfp)
 {

@@ -602,10 +602,11 @@ check_new_slab:
 		/*
 		 * A mismatch (a new slab from the reserves for a request not
 		 * entitled to them) does not load the freelist: no further
-		 * mismatched allocations from it.  In 6.6 a PF_MEMALLOC task
-		 * gets here; the model's reserve pages go only to
-		 * __GFP_MEMALLOC, which matches, so this is 6.6's guard kept
-		 * for a model that grows PF_MEMALLOC.
+		 * mismatched allocations from it.  Reserve pages go only to
+		 * a request gfp_pfmemalloc_allowed() entitles (__GFP_MEMALLOC,
+		 * or a PF_MEMALLOC task - a shrinker - outside interrupts),
+		 * and the context that got the page asks here, so in the
+		 * model this is 6.6's guard, not a path taken.
 		 */
 		deactivate_slab(s, slab, get_freepointer(s, freelist));
 		return freelist;

@@ -33,8 +33,8 @@
 
 enum { K_PAGES = MF_K_PAGES, K_CACHE };   /* shadow kinds: the client's pages, the shrinker's cache */
 
-static const char *const shrink_modes[] = { "normal", "stop", "lazy", "overcount", "none" };
-enum { SHRINK_NORMAL, SHRINK_STOP_MODE, SHRINK_LAZY, SHRINK_OVERCOUNT, SHRINK_NONE };
+static const char *const shrink_modes[] = { "normal", "stop", "lazy", "overcount", "none", "alloc" };
+enum { SHRINK_NORMAL, SHRINK_STOP_MODE, SHRINK_LAZY, SHRINK_OVERCOUNT, SHRINK_NONE, SHRINK_ALLOC };
 
 static const char *const bad_addr_kinds[] = { "below", "above", "unaligned", "hole", "zero", "stray" };
 enum { BA_BELOW, BA_ABOVE, BA_UNALIGNED, BA_HOLE, BA_ZERO, BA_STRAY };
@@ -45,6 +45,7 @@ struct buddy_state {
 	struct mf_ctx *c;
 	struct shrinker shrinker;
 	int shrink_mode;
+	int in_scan;                           /* SHRINK_ALLOC: inside the shrinker's own allocation */
 	struct mf_alloc *cache[MF_MAX_LIVE];   /* the shrinker's pages, oldest first */
 	unsigned int ncache;
 };
@@ -86,9 +87,16 @@ static unsigned long count_cache(struct shrinker *s, struct shrink_control *sc)
 	return bs.ncache;
 }
 
+/*
+ * SHRINK_ALLOC: a shrinker that allocates a page before it frees (and
+ * gives it back after).  Direct reclaim runs it in PF_MEMALLOC, so the
+ * allocation may take the reserves and must never enter reclaim again:
+ * a scan inside a scan fails the input.
+ */
 static unsigned long scan_cache(struct shrinker *s, struct shrink_control *sc)
 {
 	unsigned long freed = 0, want = sc->nr_to_scan;
+	struct page *inner = NULL;
 	(void)s;
 
 	if (bs.shrink_mode == SHRINK_STOP_MODE)
@@ -98,6 +106,14 @@ static unsigned long scan_cache(struct shrinker *s, struct shrink_control *sc)
 	if (bs.shrink_mode == SHRINK_LAZY) {
 		want = (want + 1) / 2;
 		sc->nr_scanned = want;
+	}
+	if (bs.shrink_mode == SHRINK_ALLOC) {
+		if (bs.in_scan)
+			mf_fail(bs.c, "C1", "direct reclaim recursed: the shrinker's own allocation (PF_MEMALLOC) "
+				"entered reclaim and ran the shrinker again");
+		bs.in_scan++;
+		inner = alloc_pages(bs.c->mm, GFP_KERNEL, 0);
+		bs.in_scan--;
 	}
 	while (freed < want && bs.ncache) {
 		struct mf_alloc *a = bs.cache[0];
@@ -109,6 +125,8 @@ static unsigned long scan_cache(struct shrinker *s, struct shrink_control *sc)
 		__free_pages(bs.c->mm, page, order);
 		freed++;
 	}
+	if (inner)
+		__free_pages(bs.c->mm, inner, 0);
 	return freed;
 }
 
@@ -558,7 +576,8 @@ static void buddy_cgen_prologue(struct mf_ctx *c, FILE *f)
 	(void)c;
 	fputs("static struct { struct page *page; unsigned order, id; } cache[4096];\n"
 	      "static unsigned long ncache;\n"
-	      "static int shrink_mode;   /* 0 normal, 1 stop, 2 lazy, 3 overcount, 4 none */\n"
+	      "static int shrink_mode;   /* 0 normal, 1 stop, 2 lazy, 3 overcount, 4 none, 5 alloc */\n"
+	      "static int in_scan;\n"
 	      "UNUSED static void cache_add(struct page *p, unsigned order, unsigned id)\n"
 	      "{\n\tcache[ncache].page = p;\n\tcache[ncache].order = order;\n\tcache[ncache++].id = id;\n}\n"
 	      "UNUSED static void cache_forget(unsigned id)\n"
@@ -571,9 +590,13 @@ static void buddy_cgen_prologue(struct mf_ctx *c, FILE *f)
 	      "{\n\tunsigned long freed = 0, want = sc->nr_to_scan;\n\t(void)s;\n"
 	      "\tif (shrink_mode == 1)\n\t\treturn SHRINK_STOP;\n\tif (shrink_mode == 4)\n\t\treturn 0;\n"
 	      "\tif (shrink_mode == 2) {\n\t\twant = (want + 1) / 2;\n\t\tsc->nr_scanned = want;\n\t}\n"
+	      "\tstruct page *inner = NULL;\n"
+	      "\tif (shrink_mode == 5) {\n\t\texpect(-1, !in_scan, \"direct reclaim recursed into the shrinker\");\n"
+	      "\t\tin_scan++;\n\t\tinner = alloc_pages(mm, GFP_KERNEL, 0);\n\t\tin_scan--;\n\t}\n"
 	      "\twhile (freed < want && ncache) {\n\t\tstruct page *p = cache[0].page;\n"
 	      "\t\tunsigned order = cache[0].order, id = cache[0].id;\n\t\tcache_forget(id);\n"
-	      "\t\tuntrack(-1, id);\n\t\t__free_pages(mm, p, order);\n\t\tfreed++;\n\t}\n\treturn freed;\n}\n"
+	      "\t\tuntrack(-1, id);\n\t\t__free_pages(mm, p, order);\n\t\tfreed++;\n\t}\n"
+	      "\tif (inner)\n\t\t__free_pages(mm, inner, 0);\n\treturn freed;\n}\n"
 	      "static struct shrinker cache_shrinker = { cache_count, cache_scan, NULL, NULL };\n\n", f);
 }
 

@@ -18,17 +18,17 @@
 
 #include "internal.h"
 
-/* Sets the valid bits of pfns [s, e). */
-static void set_valid_range(struct mm *mm, unsigned long s, unsigned long e)
-{
-	for (unsigned long i = s - mm->first_pfn; i < e - mm->first_pfn; i++)
-		mm->valid_bitmap[i / (8 * sizeof(long))] |= 1UL << (i % (8 * sizeof(long)));
-}
+#define BPL (8 * sizeof(long))
 
-static void clear_valid_range(struct mm *mm, unsigned long s, unsigned long e)
+/* Bits [from, to) of bitmap @b set (@on) or cleared: the valid pfns, the mappings' page states. */
+static __mm_plumbing void bits_assign(unsigned long *b, size_t from, size_t to, bool on)
 {
-	for (unsigned long i = s - mm->first_pfn; i < e - mm->first_pfn; i++)
-		mm->valid_bitmap[i / (8 * sizeof(long))] &= ~(1UL << (i % (8 * sizeof(long))));
+	for (size_t i = from; i < to; i++) {
+		if (on)
+			b[i / BPL] |= 1UL << (i % BPL);
+		else
+			b[i / BPL] &= ~(1UL << (i % BPL));
+	}
 }
 
 /*
@@ -118,8 +118,6 @@ static struct mapping kept[MEMMAP_NR_KEPT];
 static unsigned long kept_clock;
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 
-#define BPL (8 * sizeof(long))
-
 static __mm_plumbing unsigned long *bits_alloc(size_t npages)
 {
 	return calloc((npages + BPL - 1) / BPL, sizeof(long));
@@ -128,12 +126,6 @@ static __mm_plumbing unsigned long *bits_alloc(size_t npages)
 static __mm_plumbing bool bit(const unsigned long *b, size_t i)
 {
 	return b && (b[i / BPL] >> (i % BPL)) & 1;
-}
-
-static __mm_plumbing void bits_set(unsigned long *b, size_t from, size_t to)
-{
-	for (size_t i = from; i < to; i++)
-		b[i / BPL] |= 1UL << (i % BPL);
 }
 
 /* Where in @m a [q, q + len) with q % align == phase % align fits; NULL if nowhere. */
@@ -301,11 +293,11 @@ static void want_run(const struct mm *mm, unsigned long s, unsigned long e, void
 	uintptr_t base = (uintptr_t)mm->arena_region;
 	uintptr_t a = align_down((uintptr_t)__page_address(mm, s), w->osp);
 	uintptr_t b = align_up((uintptr_t)__page_address(mm, e), w->osp);
-	bits_set(w->arena, (a - base) / w->osp, (b - base) / w->osp);
+	bits_assign(w->arena, (a - base) / w->osp, (b - base) / w->osp, true);
 	base = (uintptr_t)mm->memmap_map;
 	a = align_down((uintptr_t)__pfn_to_page(mm, s), w->osp);
 	b = align_up((uintptr_t)__pfn_to_page(mm, e), w->osp);
-	bits_set(w->memmap, (a - base) / w->osp, (b - base) / w->osp);
+	bits_assign(w->memmap, (a - base) / w->osp, (b - base) / w->osp, true);
 }
 
 static bool want_compute(const struct mm *mm, struct want *w)
@@ -353,17 +345,18 @@ int memmap_create(struct mm *mm, char *err, size_t errlen)
 	struct want w;
 	int e;
 
-	mm->valid_bitmap = calloc((span + 8 * sizeof(long) - 1) / (8 * sizeof(long)), sizeof(long));
+	mm->valid_bitmap = bits_alloc(span);
 	if (!mm->valid_bitmap)
 		goto nomem;
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		if (c->zones[z].end_pfn > c->zones[z].start_pfn)
-			set_valid_range(mm, c->zones[z].start_pfn, c->zones[z].end_pfn);
+			bits_assign(mm->valid_bitmap, c->zones[z].start_pfn - mm->first_pfn,
+				    c->zones[z].end_pfn - mm->first_pfn, true);
 	for (unsigned int i = 0; i < c->nr_holes; i++) {
 		unsigned long hs = MAX(c->holes[i].start_pfn, mm->first_pfn);
 		unsigned long he = MIN(c->holes[i].end_pfn, mm->end_pfn);
 		if (he > hs)
-			clear_valid_range(mm, hs, he);
+			bits_assign(mm->valid_bitmap, hs - mm->first_pfn, he - mm->first_pfn, false);
 	}
 	for (unsigned long pfn = memmap_next_valid(mm, mm->first_pfn, mm->end_pfn); pfn < mm->end_pfn;) {
 		unsigned long run_end = memmap_next_hole(mm, pfn, mm->end_pfn);

@@ -178,16 +178,14 @@ static gfp_t make_gfp(int zone, int mt, int mode)
 	static const gfp_t zone_bits[] = { __GFP_DMA, __GFP_DMA32, 0, __GFP_HIGHMEM | __GFP_MOVABLE };
 	static const gfp_t mt_bits[] = { 0, __GFP_MOVABLE, __GFP_RECLAIMABLE };
 	static const gfp_t mode_bits[] = { GFP_NOWAIT, GFP_ATOMIC, GFP_KERNEL, __GFP_HIGH, __GFP_MEMALLOC };
-	gfp_t gfp = zone_bits[zone] | mt_bits[mt] | mode_bits[mode] | __GFP_NOWARN;
+
 	/*
 	 * Movable is asked for with __GFP_MOVABLE, which is also the mobility:
-	 * with both hints the allocator reports the gfp, so a reclaimable
-	 * request for Movable is a movable one (as the allocator served it
-	 * before it refused both hints).
+	 * with both hints the allocator reports the gfp, so mf_gfp_fix() makes
+	 * a reclaimable request for Movable a movable one (as the allocator
+	 * served it before it refused both hints).
 	 */
-	if ((gfp & GFP_MOVABLE_MASK) == GFP_MOVABLE_MASK)
-		gfp &= ~__GFP_RECLAIMABLE;
-	return gfp;
+	return (gfp_t)mf_gfp_fix(zone_bits[zone] | mt_bits[mt] | mode_bits[mode] | __GFP_NOWARN);
 }
 
 static void op_alloc(struct mf_ctx *c, struct mf_op *op)

@@ -418,6 +418,7 @@ static noinline struct page *__alloc_pages_slowpath(struct mm *mm, gfp_t gfp, un
 struct page *alloc_pages(struct mm *mm, gfp_t gfp, unsigned int order)
 {
 	struct page *page;
+	const char *bad;
 	int highest_zoneidx, migratetype;
 
 	/* There are several places where we assume that the order value is sane. */
@@ -432,8 +433,9 @@ struct page *alloc_pages(struct mm *mm, gfp_t gfp, unsigned int order)
 		mm_report(mm, "bad_gfp", ~0UL, 0, "alloc_pages: invalid gfp bits %#x", gfp & ~MM_GFP_VALID_MASK);
 		return NULL;
 	}
-	if (unlikely(gfp_bad_combination(gfp))) {
-		mm_report(mm, "bad_gfp", ~0UL, 0, "alloc_pages: invalid gfp %#x: %s", gfp, gfp_bad_combination(gfp));
+	bad = gfp_bad_combination(gfp);
+	if (unlikely(bad)) {
+		mm_report(mm, "bad_gfp", ~0UL, 0, "alloc_pages: invalid gfp %#x: %s", gfp, bad);
 		return NULL;
 	}
 	highest_zoneidx = gfp_zone(gfp);

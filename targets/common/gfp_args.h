@@ -65,9 +65,7 @@ static inline unsigned long mf_gfp_fix(unsigned long v)
 	return v;
 }
 
-#define MF_A_GFP(n) { .name = (n), .kind = MF_FLAGS, .lo = 0, .hi = 0, .flags = mf_gfp_flags, \
-		      .nflags = (unsigned)(sizeof(mf_gfp_flags) / sizeof(mf_gfp_flags[0])), \
-		      .aliases = mf_gfp_aliases, .fix = mf_gfp_fix }
+#define MF_A_GFP(n) MF_A_FLAGS_FIX(n, mf_gfp_flags, mf_gfp_aliases, mf_gfp_fix)
 
 /* The highest zone a valid gfp (mf_gfp_fix()) may use (GFP_ZONE_TABLE on 64-bit). */
 static inline int mf_gfp_zone(gfp_t gfp)

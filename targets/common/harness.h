@@ -67,8 +67,9 @@ struct mf_arg {
 #define MF_A_IDX(n)         { .name = (n), .kind = MF_IDX, .lo = 0, .hi = 65535 }
 #define MF_A_ENUM(n, arr)   { .name = (n), .kind = MF_ENUM, .lo = 0, \
 			      .hi = (long)(sizeof(arr) / sizeof((arr)[0])) - 1, .names = (arr) }
-#define MF_A_FLAGS(n, arr, al) { .name = (n), .kind = MF_FLAGS, .lo = 0, .hi = 0, .flags = (arr), \
-			      .nflags = (unsigned)(sizeof(arr) / sizeof((arr)[0])), .aliases = (al) }
+#define MF_A_FLAGS_FIX(n, arr, al, fx) { .name = (n), .kind = MF_FLAGS, .lo = 0, .hi = 0, .flags = (arr), \
+					.nflags = (unsigned)(sizeof(arr) / sizeof((arr)[0])), .aliases = (al), .fix = (fx) }
+#define MF_A_FLAGS(n, arr, al) MF_A_FLAGS_FIX(n, arr, al, NULL)
 
 struct mf_op {
 	uint16_t kind;                  /* index into the target's op table */

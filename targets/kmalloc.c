@@ -50,11 +50,18 @@ enum { K_OBJ = 0 };
 /* The instance's caches: the kmalloc caches of three types (kmalloc-N, kmalloc-rcl-N, dma-kmalloc-N). */
 #define MAX_CACHES (3 * (KMALLOC_SHIFT_HIGH + 1))
 
-/* The last one may take the reserves: its slabs, made below the min watermark, are pfmemalloc slabs. */
+/*
+ * GFP_NOWAIT|__GFP_MEMALLOC may take the reserves: its slabs, made below the
+ * min watermark, are pfmemalloc slabs.  The last two are caller bugs that
+ * kmalloc_fix_flags() reports and mends (expect_fixed()).  New ones go at
+ * the end: a committed input's index keeps its meaning.
+ */
 static const char *const gfps[] = { "GFP_KERNEL", "GFP_ATOMIC", "GFP_DMA", "GFP_KERNEL_RECLAIMABLE",
-				    "GFP_NOWAIT", "GFP_NOWAIT|__GFP_MEMALLOC" };
+				    "GFP_NOWAIT", "GFP_NOWAIT|__GFP_MEMALLOC", "GFP_KERNEL|__GFP_DMA32",
+				    "GFP_KERNEL|__GFP_HIGHMEM" };
 static const gfp_t gfp_val[] = { GFP_KERNEL, GFP_ATOMIC, GFP_KERNEL | __GFP_DMA,
-				 GFP_KERNEL | __GFP_RECLAIMABLE, GFP_NOWAIT, GFP_NOWAIT | __GFP_MEMALLOC };
+				 GFP_KERNEL | __GFP_RECLAIMABLE, GFP_NOWAIT, GFP_NOWAIT | __GFP_MEMALLOC,
+				 GFP_KERNEL | __GFP_DMA32, GFP_KERNEL | __GFP_HIGHMEM };
 static const char *const kinds[] = { "kmalloc", "kzalloc", "kmalloc_array", "kcalloc" };
 enum { KM_KMALLOC, KM_KZALLOC, KM_ARRAY, KM_CALLOC };
 static const char *const sclass[] = { "exact", "pow2", "pow2m1", "pow2p1", "large" };
@@ -131,6 +138,71 @@ static void expect_quiet(struct mf_ctx *c, const char *what)
 		mf_fail(c, "C1", "%s reported: %s", what, mm_last_report(c->mm)->msg);
 }
 
+/*
+ * kmalloc_fix_flags() (mm/slab_common.c, 6.6): a kmalloc gfp with
+ * __GFP_DMA32 or __GFP_HIGHMEM is a caller bug, warned about and served
+ * without them.  A large kmalloc warns every time (__kmalloc_large_node()
+ * fixes the gfp before it asks for pages), a small one only when it makes a
+ * new slab (new_slab()): as many reports as the bucket's ALLOC_SLAB grew by,
+ * at most one where statistics are compiled out or the allocation failed.
+ * fix_watch() takes the count before the call, expect_fixed() checks after
+ * it; any other report is a finding, as in expect_quiet().
+ */
+struct fix_watch {
+	struct kmem_cache *s;           /* the bucket of a small allocation */
+	unsigned long slabs;            /* its ALLOC_SLAB before the call */
+	bool stats;                     /* statistics are compiled in */
+	size_t size;                    /* 0: nothing is allocated, nothing may be reported */
+	gfp_t gfp;
+};
+
+static unsigned long alloc_slabs(struct kmem_cache *s, bool *stats)
+{
+	unsigned long st[NR_SLUB_STAT_ITEMS];
+	*stats = s && kmem_cache_get_stats(s, st);
+	return *stats ? st[ALLOC_SLAB] : 0;
+}
+
+static struct fix_watch fix_watch(struct mf_ctx *c, size_t size, gfp_t gfp)
+{
+	struct fix_watch w = { .size = size, .gfp = gfp };
+	if ((gfp & GFP_SLAB_BUG_MASK) && size && size <= KMALLOC_MAX_CACHE_SIZE) {
+		w.s = kmalloc_slab(c->mm, size, gfp);
+		w.slabs = alloc_slabs(w.s, &w.stats);
+	}
+	return w;
+}
+
+static void expect_fixed(struct mf_ctx *c, const char *what, const struct fix_watch *w, const void *p)
+{
+	if (!(w->gfp & GFP_SLAB_BUG_MASK) || !w->size) {
+		expect_quiet(c, what);
+		return;
+	}
+	unsigned long got = mm_nr_reports(c->mm) - c->reports_before, lo = 0, hi = 1;
+	const char *want = "at most one (a failed allocation)";
+	bool stats = false;
+	if (!p)
+		;               /* failed: reported if it got as far as the fix (a large one past MAX_ORDER does not) */
+	else if (w->size > KMALLOC_MAX_CACHE_SIZE)
+		lo = 1, want = "one (a large kmalloc)";
+	else if (w->stats) {
+		lo = hi = alloc_slabs(w->s, &stats) - w->slabs;
+		want = lo ? "one (a new slab)" : "none (no new slab)";
+	} else
+		want = "at most one (no statistics to tell a new slab)";
+	const struct mm_report *r = got ? mm_last_report(c->mm) : NULL;
+	MF_C(c, "\texpect(%u, mm_nr_reports(mm) - rep0 == %lu, \"%s with gfp %#x: kmalloc_fix_flags() reports %s\");\n"
+	     "\trep0 = mm_nr_reports(mm);\n", c->cur, got, what, w->gfp, got ? "once" : "nothing");
+	if (got < lo || got > hi)
+		mf_fail(c, "C1", "%s of %zu bytes with gfp %#x: %lu report(s), kmalloc_fix_flags() makes %s%s%s", what,
+			w->size, w->gfp, got, want, r ? ": last " : "", r ? r->msg : "");
+	if (r && (strcmp(r->kind, "bad_gfp") || !strstr(r->msg, "Unexpected gfp")))
+		mf_fail(c, "C1", "%s with gfp %#x: a %s report, not kmalloc_fix_flags()'s: %s", what, w->gfp, r->kind,
+			r->msg);
+	mf_reports_accounted(c);
+}
+
 /* A large allocation holds pages: B4 counts them through the shadow. */
 static void set_pages(struct mf_ctx *c, struct mf_alloc *a, size_t ks)
 {
@@ -170,9 +242,11 @@ static void zone_ok(struct mf_ctx *c, const struct mf_alloc *a, gfp_t gfp, const
 	unsigned long first = large ? a->pfn : page_to_pfn(c->mm, virt_to_page(c->mm, (void *)a->addr));
 	unsigned long last = large ? a->pfn + a->nr_pages - 1
 				   : page_to_pfn(c->mm, virt_to_page(c->mm, (char *)a->addr + a->len - 1));
-	int hz = mf_gfp_zone(large || has_dma(c) ? gfp : gfp & ~__GFP_DMA), z = mf_zone_of_pfn(cfg, first);
+	int hz, z = mf_zone_of_pfn(cfg, first);
 	unsigned long limit = 0;
 
+	gfp &= ~GFP_SLAB_BUG_MASK;      /* kmalloc_fix_flags() took them away */
+	hz = mf_gfp_zone(large || has_dma(c) ? gfp : gfp & ~__GFP_DMA);
 	for (int k = 0; k <= hz && k < MAX_NR_ZONES; k++)
 		if (cfg->zones[k].end_pfn > cfg->zones[k].start_pfn && cfg->zones[k].end_pfn > limit)
 			limit = cfg->zones[k].end_pfn;
@@ -247,6 +321,7 @@ static void op_alloc(struct mf_ctx *c, struct mf_op *op)
 	int kind = (int)op->a[0];
 	size_t size = size_of(op->a[1], op->a[2]), n = (size_t)op->a[3];
 	gfp_t gfp = gfp_val[op->a[4]];
+	struct fix_watch w;
 	void *p;
 
 	if (mf_shadow_full(c->sh)) {
@@ -270,14 +345,16 @@ static void op_alloc(struct mf_ctx *c, struct mf_op *op)
 		size_t es = n ? size / n : size;
 		if (n && es * n > MAX_SIZE)
 			es = MAX_SIZE / n;
+		w = fix_watch(c, n * es, gfp);
 		p = kind == KM_ARRAY ? kmalloc_array(c->mm, n, es, gfp) : kcalloc(c->mm, n, es, gfp);
 		MF_C(c, "\tret = %s(mm, %zu, %zu, %#x);\n", kinds[kind], n, es, gfp);
 		size = n * es;
 	} else {
+		w = fix_watch(c, size, gfp);
 		p = kind == KM_KZALLOC ? kzalloc(c->mm, size, gfp) : kmalloc(c->mm, size, gfp);
 		MF_C(c, "\tret = %s(mm, %zu, %#x);\n", kinds[kind], size, gfp);
 	}
-	expect_quiet(c, kinds[kind]);
+	expect_fixed(c, kinds[kind], &w, p);
 	if (!p && size) {
 		MF_C(c, "\tdiverged(%u, ret != NULL, \"the allocation succeeded; in the fuzz run it failed\");\n", c->cur);
 		res_alloc(op, NULL, size, p);
@@ -350,9 +427,10 @@ static void op_krealloc(struct mf_ctx *c, struct mf_op *op)
 			op->res[0] = -2;
 			return;
 		}
+		struct fix_watch w = fix_watch(c, size, gfp);
 		void *p = krealloc(c->mm, NULL, size, gfp);
 		MF_C(c, "\tret = krealloc(mm, NULL, %zu, %#x);\n", size, gfp);
-		expect_quiet(c, "krealloc(NULL)");
+		expect_fixed(c, "krealloc(NULL)", &w, p);
 		if (!p && size) {
 			MF_C(c, "\tdiverged(%u, ret != NULL, \"the allocation succeeded; in the fuzz run it failed\");\n", c->cur);
 			res_alloc(op, NULL, size, p);
@@ -369,8 +447,11 @@ static void op_krealloc(struct mf_ctx *c, struct mf_op *op)
 	MF_C(c, "\tmemcpy(saved, o%u, %zu);\n\tuntrack(%u, %u);\n\tret = krealloc(mm, o%u, %zu, %#x);\n", old_id, keep, c->cur,
 	     old_id, old_id, size, gfp);
 	mf_shadow_remove(c, a);
+	struct fix_watch w = fix_watch(c, size, gfp);
 	void *p = krealloc(c->mm, old, size, gfp);
-	expect_quiet(c, "krealloc");
+	if (p == old)
+		w.size = 0;     /* kept in place: nothing was allocated */
+	expect_fixed(c, "krealloc", &w, p);
 	if (size == 0) {
 		MF_C(c, "\texpect(%u, ret == ZERO_SIZE_PTR || ret == NULL, \"krealloc(p, 0) frees\");\n", c->cur);
 		if (p != ZERO_SIZE_PTR && p != NULL)
@@ -520,8 +601,9 @@ static void op_trace(struct mf_ctx *c, struct mf_op *op)
 	     size, gfp, gfp, size);
 	if (kmalloc_trace(s, gfp, (size_t)kmem_cache_size(s) + 1) || kmalloc_trace(NULL, gfp, size))
 		mf_fail(c, "C1", "kmalloc_trace past %s's size (or of no cache) returned memory", kmem_cache_name(s));
+	struct fix_watch w = fix_watch(c, size, gfp);
 	void *p = kmalloc_trace(s, gfp, size);
-	expect_quiet(c, "kmalloc_trace");
+	expect_fixed(c, "kmalloc_trace", &w, p);
 	if (!p) {
 		MF_C(c, "\tdiverged(%u, ret != NULL, \"the allocation succeeded; in the fuzz run it failed\");\n", c->cur);
 		res_alloc(op, NULL, size, p);
@@ -567,9 +649,10 @@ static void op_krealloc_array(struct mf_ctx *c, struct mf_op *op)
 		op->res[0] = -2;
 		return;
 	}
+	struct fix_watch w = fix_watch(c, n * es, gfp);
 	void *p = krealloc_array(c->mm, NULL, n, es, gfp);
 	MF_C(c, "\tret = krealloc_array(mm, NULL, %zu, %zu, %#x);\n", n, es, gfp);
-	expect_quiet(c, "krealloc_array(NULL)");
+	expect_fixed(c, "krealloc_array(NULL)", &w, p);
 	if (!p && n * es != 0) {
 		MF_C(c, "\tdiverged(%u, ret != NULL, \"the allocation succeeded; in the fuzz run it failed\");\n", c->cur);
 		res_alloc(op, NULL, n * es, p);

@@ -139,14 +139,17 @@ static void expect_quiet(struct mf_ctx *c, const char *what)
 }
 
 /*
- * kmalloc_fix_flags() (mm/slab_common.c, 6.6): a kmalloc gfp with
- * __GFP_DMA32 or __GFP_HIGHMEM is a caller bug, warned about and served
- * without them.  A large kmalloc warns every time (__kmalloc_large_node()
- * fixes the gfp before it asks for pages), a small one only when it makes a
- * new slab (new_slab()): as many reports as the bucket's ALLOC_SLAB grew by,
- * at most one where statistics are compiled out or the allocation failed.
- * fix_watch() takes the count before the call, expect_fixed() checks after
- * it; any other report is a finding, as in expect_quiet().
+ * The reports an allocation may make.  kmalloc_fix_flags() (mm/
+ * slab_common.c, 6.6): a kmalloc gfp with __GFP_DMA32 or __GFP_HIGHMEM is a
+ * caller bug, warned about and served without them.  A large kmalloc warns
+ * every time (__kmalloc_large_node() fixes the gfp before it asks for
+ * pages), a small one only when it makes a new slab (new_slab()): as many
+ * reports as the bucket's ALLOC_SLAB grew by, at most one where statistics
+ * are compiled out or the allocation failed.  And a large kmalloc past
+ * MAX_ORDER gets alloc_pages()'s warning (none of the gfps here has
+ * __GFP_NOWARN) and NULL.  fix_watch() takes the count before the call,
+ * expect_fixed() checks after it; any other report is a finding, as in
+ * expect_quiet().
  */
 struct fix_watch {
 	struct kmem_cache *s;           /* the bucket of a small allocation */
@@ -175,29 +178,42 @@ static struct fix_watch fix_watch(struct mf_ctx *c, size_t size, gfp_t gfp)
 
 static void expect_fixed(struct mf_ctx *c, const char *what, const struct fix_watch *w, const void *p)
 {
-	if (!(w->gfp & GFP_SLAB_BUG_MASK) || !w->size) {
+	bool big = w->size > KMALLOC_MAX_CACHE_SIZE &&
+		   large_block(w->size) > ((size_t)MM_PAGE_SIZE << mf_config(c)->max_order);
+	if ((!(w->gfp & GFP_SLAB_BUG_MASK) && !big) || !w->size) {
 		expect_quiet(c, what);
 		return;
 	}
 	unsigned long got = mm_nr_reports(c->mm) - c->reports_before, lo = 0, hi = 1;
-	const char *want = "at most one (a failed allocation)";
+	const char *want = "at most one (kmalloc_fix_flags() in a failed allocation)";
 	bool stats = false;
-	if (!p)
-		;               /* failed: reported if it got as far as the fix (a large one past MAX_ORDER does not) */
+	if (big) {
+		lo = hi = (w->gfp & GFP_SLAB_BUG_MASK) ? 2 : 1;
+		want = lo == 2 ? "two (kmalloc_fix_flags(), then alloc_pages() past MAX_ORDER)"
+			       : "one (alloc_pages() past MAX_ORDER)";
+		MF_C(c, "\texpect(%u, ret == NULL, \"%s of %zu bytes is past MAX_ORDER: NULL\");\n", c->cur, what, w->size);
+		if (p)
+			mf_fail(c, "C1", "%s of %zu bytes (past MAX_ORDER %u) returned %p", what, w->size,
+				mf_config(c)->max_order, p);
+	} else if (!p)
+		;               /* failed: reported if it got as far as the fix */
 	else if (w->size > KMALLOC_MAX_CACHE_SIZE)
-		lo = 1, want = "one (a large kmalloc)";
+		lo = 1, want = "one (kmalloc_fix_flags() in a large kmalloc)";
 	else if (w->stats) {
 		lo = hi = alloc_slabs(w->s, &stats) - w->slabs;
-		want = lo ? "one (a new slab)" : "none (no new slab)";
+		want = lo ? "one (kmalloc_fix_flags() in new_slab())" : "none (no new slab)";
 	} else
-		want = "at most one (no statistics to tell a new slab)";
+		want = "at most one (kmalloc_fix_flags(); no statistics to tell a new slab)";
 	const struct mm_report *r = got ? mm_last_report(c->mm) : NULL;
-	MF_C(c, "\texpect(%u, mm_nr_reports(mm) - rep0 == %lu, \"%s with gfp %#x: kmalloc_fix_flags() reports %s\");\n"
-	     "\trep0 = mm_nr_reports(mm);\n", c->cur, got, what, w->gfp, got ? "once" : "nothing");
+	MF_C(c, "\texpect(%u, mm_nr_reports(mm) - rep0 == %lu, \"%s of %zu bytes with gfp %#x: %lu report(s)\");\n"
+	     "\trep0 = mm_nr_reports(mm);\n", c->cur, got, what, w->size, w->gfp, got);
 	if (got < lo || got > hi)
-		mf_fail(c, "C1", "%s of %zu bytes with gfp %#x: %lu report(s), kmalloc_fix_flags() makes %s%s%s", what,
+		mf_fail(c, "C1", "%s of %zu bytes with gfp %#x: %lu report(s), expected %s%s%s", what,
 			w->size, w->gfp, got, want, r ? ": last " : "", r ? r->msg : "");
-	if (r && (strcmp(r->kind, "bad_gfp") || !strstr(r->msg, "Unexpected gfp")))
+	if (r && big && strcmp(r->kind, "bad_alloc"))
+		mf_fail(c, "C1", "%s of %zu bytes past MAX_ORDER: the last report is %s, not alloc_pages()'s: %s", what,
+			w->size, r->kind, r->msg);
+	else if (r && !big && (strcmp(r->kind, "bad_gfp") || !strstr(r->msg, "Unexpected gfp")))
 		mf_fail(c, "C1", "%s with gfp %#x: a %s report, not kmalloc_fix_flags()'s: %s", what, w->gfp, r->kind,
 			r->msg);
 	mf_reports_accounted(c);

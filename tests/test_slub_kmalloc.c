@@ -106,10 +106,22 @@ static void test_large(void)
 		kfree(mm, p);
 		CHECK_MM(mm, 3);
 	}
-	/* Beyond MAX_ORDER: NULL, no report. */
+	/*
+	 * Beyond MAX_ORDER: NULL, and the page allocator's warning (6.6's
+	 * __kmalloc_large_node() asks alloc_pages() for the order as it is),
+	 * which __GFP_NOWARN silences; bad gfp bits are reported first.
+	 */
 	unsigned long r = mm_nr_reports(mm);
 	CHECK(kmalloc(mm, (MM_PAGE_SIZE << 10) + 1, GFP_KERNEL) == NULL);
-	CHECK(mm_nr_reports(mm) == r);
+	CHECK(mm_nr_reports(mm) == r + 1);
+	CHECK(!strcmp(mm_last_report(mm)->kind, "bad_alloc"));
+	CHECK(kmalloc(mm, (MM_PAGE_SIZE << 10) + 1, GFP_KERNEL | __GFP_NOWARN) == NULL);
+	CHECK(mm_nr_reports(mm) == r + 1);
+	CHECK(kmalloc(mm, (size_t)1 << 40, GFP_KERNEL | __GFP_DMA32) == NULL);
+	CHECK(mm_nr_reports(mm) == r + 3);
+	CHECK(!strcmp(mm_last_report(mm)->kind, "bad_alloc"));
+	CHECK(krealloc(mm, NULL, (MM_PAGE_SIZE << 11) + 1, GFP_KERNEL) == NULL);
+	CHECK(mm_nr_reports(mm) == r + 4);
 
 	/* kzalloc of a large size comes zeroed even from a dirty page. */
 	unsigned char *d = kmalloc(mm, 20000, GFP_KERNEL);

@@ -155,15 +155,19 @@ int create_kmalloc_caches(struct mm *mm, char *err, size_t errlen)
 
 /* ---------------------------------------------------------------- large */
 
-/* __kmalloc_large_node(): whole compound pages; the bytes past @size stay poisoned under KASAN. */
+/*
+ * __kmalloc_large_node() (6.6): whole compound pages; the bytes past @size
+ * stay poisoned under KASAN.  It has no size limit of its own: beyond
+ * KMALLOC_MAX_SIZE the order is above MAX_ORDER, and alloc_pages() warns
+ * (unless __GFP_NOWARN) and returns NULL - after kmalloc_fix_flags() has
+ * reported any bad gfp bits.
+ */
 static void *kmalloc_large(struct mm *mm, size_t size, gfp_t gfp)
 {
 	unsigned int order = get_order_size(size);
 	struct page *page;
 	void *ptr;
 
-	if (order > MAX_ORDER(mm))
-		return NULL;                   /* beyond KMALLOC_MAX_SIZE */
 	if (unlikely(gfp & GFP_SLAB_BUG_MASK))
 		gfp = kmalloc_fix_flags(mm, gfp);
 	page = alloc_pages(mm, gfp | __GFP_COMP, order);

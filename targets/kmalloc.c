@@ -159,11 +159,14 @@ struct fix_watch {
 	gfp_t gfp;
 };
 
+/* The bucket's ALLOC_SLAB count; *@stats (where given): whether statistics are compiled in. */
 static unsigned long alloc_slabs(struct kmem_cache *s, bool *stats)
 {
 	unsigned long st[NR_SLUB_STAT_ITEMS];
-	*stats = s && kmem_cache_get_stats(s, st);
-	return *stats ? st[ALLOC_SLAB] : 0;
+	bool have = s && kmem_cache_get_stats(s, st);
+	if (stats)
+		*stats = have;
+	return have ? st[ALLOC_SLAB] : 0;
 }
 
 static struct fix_watch fix_watch(struct mf_ctx *c, size_t size, gfp_t gfp)
@@ -186,7 +189,6 @@ static void expect_fixed(struct mf_ctx *c, const char *what, const struct fix_wa
 	}
 	unsigned long got = mm_nr_reports(c->mm) - c->reports_before, lo = 0, hi = 1;
 	const char *want = "at most one (kmalloc_fix_flags() in a failed allocation)";
-	bool stats = false;
 	if (big) {
 		lo = hi = (w->gfp & GFP_SLAB_BUG_MASK) ? 2 : 1;
 		want = lo == 2 ? "two (kmalloc_fix_flags(), then alloc_pages() past MAX_ORDER)"
@@ -200,7 +202,7 @@ static void expect_fixed(struct mf_ctx *c, const char *what, const struct fix_wa
 	else if (w->size > KMALLOC_MAX_CACHE_SIZE)
 		lo = 1, want = "one (kmalloc_fix_flags() in a large kmalloc)";
 	else if (w->stats) {
-		lo = hi = alloc_slabs(w->s, &stats) - w->slabs;
+		lo = hi = alloc_slabs(w->s, NULL) - w->slabs;
 		want = lo ? "one (kmalloc_fix_flags() in new_slab())" : "none (no new slab)";
 	} else
 		want = "at most one (kmalloc_fix_flags(); no statistics to tell a new slab)";

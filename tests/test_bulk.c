@@ -5,7 +5,8 @@
  * the array past nr_pages (guard words, and an exact-size heap array for
  * ASan), an already-full array, exhaustion half-way, the list variant, and
  * bulk vs N single allocations leaving the same state and counters; a
- * list free drops the pcp lock every 32 pages.
+ * list free drops the pcp lock every 32 pages and at each change of zone,
+ * counting the 32 afresh; release_pages() frees its array last entry first.
  */
 #include <stdint.h>
 #include <string.h>
@@ -199,6 +200,42 @@ static void test_release_bad(void)
 	mm_destroy(mm);
 }
 
+/*
+ * release_pages() frees the array from its last entry to its first, as 6.6's
+ * (each page goes to the head of the list to free, mm/swap.c): the first
+ * entry is freed last, so it is at the head of the pcp list and the next
+ * order-0 allocation gets it back, then the second, and so on.  Freeing
+ * front to back gave the last entry first.
+ */
+static void test_release_order(void)
+{
+	struct mm *mm = make_default();
+	enum { K = 8 };
+	struct page *arr[K];
+	for (int i = 0; i < K; i++) {
+		REQUIRE((arr[i] = alloc_pages(mm, GFP_KERNEL, 0)));
+		REQUIRE(page_zonenum(arr[i]) == page_zonenum(arr[0]));
+		REQUIRE(get_pfnblock_migratetype(mm, arr[i], page_to_pfn(mm, arr[i])) ==
+			get_pfnblock_migratetype(mm, arr[0], page_to_pfn(mm, arr[0])));
+	}
+	struct mm_pcp_info before, after;
+	REQUIRE(mm_pcp_info(mm, page_zonenum(arr[0]), 0, &before) == 0);
+	release_pages(mm, arr, K);
+	REQUIRE(mm_pcp_info(mm, page_zonenum(arr[0]), 0, &after) == 0);
+	REQUIRE(after.count == before.count + K);      /* all of them on this vCPU's pcp, none trimmed */
+	for (int i = 0; i < K; i++) {
+		struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
+		REQUIRE(p);
+		CHECK_MSG(p == arr[i], "allocation %d after release_pages: pfn %lu, expected arr[%d] (pfn %lu)", i,
+			  page_to_pfn(mm, p), i, page_to_pfn(mm, arr[i]));
+		arr[i] = p;
+	}
+	release_pages(mm, arr, K);
+	CHECK(mm_vm_event(mm, PGALLOC) == mm_vm_event(mm, PGFREE));
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
 #ifdef MM_TEST_HOOKS
 /*
  * free_unref_page_list() holds the pcp lock for at most 32 pages
@@ -220,6 +257,14 @@ static void list_free_hook(struct mm *mm, enum mm_pp point, void *ctx)
 	lc->before_lock++;
 	if (lc->before_lock > 1 && mm_raise_irq(mm))
 		lc->irqs++;
+}
+
+static void count_lock_hook(struct mm *mm, enum mm_pp point, void *ctx)
+{
+	struct lock_count *lc = ctx;
+	(void)mm;
+	if (lc->on && point == MM_PP_PCP_BEFORE_LOCK && !in_interrupt())
+		lc->before_lock++;
 }
 
 static void list_free_irq(struct mm *mm, int cpu, void *ctx)
@@ -277,6 +322,41 @@ static void test_list_free_batches(void)
 	CHECK_MM(mm, 3);
 	mm_destroy(mm);
 }
+
+/*
+ * The batch count starts again when the lock is taken for another zone
+ * (6.6's free_unref_page_list()): 20 Normal pages then 20 DMA32 pages take
+ * the pcp lock twice, once per zone.  Counting on across the change of
+ * zone took it a third time, at the list's 33rd page.
+ */
+static void test_list_free_zones(void)
+{
+	struct mm_config c;
+	mm_config_default(&c);
+	c.nr_cpus = 1;
+	c.pcp_batch = 8;
+	c.pcp_high = 512;
+	struct mm *mm = test_create(&c);
+	enum { N = 20 };
+	LIST_HEAD_DECL(list);
+	struct lock_count lc = { 0 };
+	for (int i = 0; i < 2 * N; i++) {
+		enum zone_type want = i < N ? ZONE_NORMAL : ZONE_DMA32;
+		struct page *p = alloc_pages(mm, i < N ? GFP_KERNEL : GFP_KERNEL | __GFP_DMA32, 0);
+		REQUIRE(p && page_zonenum(p) == want);
+		list_add_tail(&p->lru, &list);
+	}
+	mm_set_sched_hook(mm, count_lock_hook, &lc);
+	lc.on = true;
+	free_unref_page_list(mm, &list);
+	lc.on = false;
+	mm_set_sched_hook(mm, NULL, NULL);
+	CHECK_MSG(lc.before_lock == 2, "20 Normal then 20 DMA32 pages: the pcp lock taken %lu times, expected 2",
+		  lc.before_lock);
+	CHECK(mm_vm_event(mm, PGALLOC) == mm_vm_event(mm, PGFREE));
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
 #endif
 
 int main(void)
@@ -287,8 +367,10 @@ int main(void)
 	test_exhaustion();
 	test_bulk_equals_singles();
 	test_release_bad();
+	test_release_order();
 #ifdef MM_TEST_HOOKS
 	test_list_free_batches();
+	test_list_free_zones();
 #endif
 	TEST_DONE();
 }

@@ -126,16 +126,33 @@ failed:
 	goto out;
 }
 
-/* free_unref_page_list() drops the pcp lock after this many pages (the kernel's SWAP_CLUSTER_MAX). */
+/* free_unref_page_list() retakes the pcp lock after this many pages (the kernel's SWAP_CLUSTER_MAX). */
 #define FREE_LIST_BATCH 32
 
+/* An order-0 page of an isolated pageblock: straight to the buddy, like free_unref_page(). */
+static void free_isolated_page(struct mm *mm, struct page *page, unsigned long pfn, int mt)
+{
+	struct zone *zone = page_zone(mm, page);
+	unsigned long flags;
+
+	spin_lock_irqsave(&zone->lock, flags);
+	__free_one_page(zone, page, pfn, 0, mt, FPI_NONE);
+	spin_unlock_irqrestore(&zone->lock, flags);
+	/* Counted, unlike 6.6's free_one_page(): B4 (see free_unref_page()). */
+	__count_vm_events(mm, PGFREE, 1);
+}
+
 /*
- * The commit half of free_unref_page_list(): pages already through
- * free_pages_prepare(), taking the pcp lock once per run of pages of the
- * same zone, and dropping it after every FREE_LIST_BATCH pages committed -
- * 6.6 batches the same way ("guard against excessive IRQ disabled times";
- * batch_count is not reset by a change of zone), so an interrupt or a
- * remote drain can take the pcp in the middle of a long list.
+ * The rest of 6.6's free_unref_page_list() for pages already through
+ * free_pages_prepare(), in its two passes.  The first records each page's
+ * pageblock type (set_pcppage_migratetype()) and frees the pages of
+ * isolated pageblocks to the buddy.  The second commits the rest to the
+ * pcp, using the recorded type, and takes the pcp lock again at a change of
+ * zone and after every FREE_LIST_BATCH pages ("excessive lock hold times"):
+ * either way the count starts again, so each run of up to FREE_LIST_BATCH
+ * pages of one zone holds the lock once, and an interrupt or a remote drain
+ * can take the pcp between runs.  A failed trylock sends the page to the
+ * buddy and the next page tries again.
  */
 static void free_prepared_page_list(struct mm *mm, struct list_head *list)
 {
@@ -146,54 +163,46 @@ static void free_prepared_page_list(struct mm *mm, struct list_head *list)
 
 	list_for_each_safe(pos, n, list) {
 		struct page *page = list_entry(pos, struct page, lru);
-		list_del(&page->lru);
 		unsigned long pfn = __page_to_pfn(mm, page);
-		struct zone *zone = page_zone(mm, page);
 		int mt = get_pfnblock_migratetype(mm, page, pfn);
 
 		page->index = (unsigned long)mt;
-		/* Isolated pageblocks: straight to the buddy, like free_unref_page(). */
-		if (unlikely(mt >= MIGRATE_PCPTYPES)) {
-			if (is_migrate_isolate(mt)) {
+		if (unlikely(is_migrate_isolate(mt))) {
+			list_del(&page->lru);
+			free_isolated_page(mm, page, pfn, mt);
+		}
+	}
+
+	list_for_each_safe(pos, n, list) {
+		struct page *page = list_entry(pos, struct page, lru);
+		struct zone *zone = page_zone(mm, page);
+		int mt = (int)page->index;          /* get_pcppage_migratetype() */
+
+		list_del(&page->lru);
+		if (zone != locked_zone || batch_count == FREE_LIST_BATCH) {
+			if (pcp)
+				pcp_spin_unlock(pcp);
+			batch_count = 0;
+			pcp = pcp_spin_trylock(zone);
+			if (unlikely(!pcp)) {
 				unsigned long flags;
-				if (pcp) {
-					pcp_spin_unlock(pcp);
-					pcp = NULL;
-					locked_zone = NULL;
-				}
+				locked_zone = NULL;
 				spin_lock_irqsave(&zone->lock, flags);
-				__free_one_page(zone, page, pfn, 0, mt, FPI_NONE);
+				__free_one_page(zone, page, __page_to_pfn(mm, page), 0, mt, FPI_NONE);
 				spin_unlock_irqrestore(&zone->lock, flags);
 				/* Counted, unlike 6.6's free_one_page(): B4 (see free_unref_page()). */
 				__count_vm_events(mm, PGFREE, 1);
 				continue;
 			}
+			locked_zone = zone;
+		}
+		/* Highatomic pages are cached as movable so the area can come back. */
+		if (unlikely(mt >= MIGRATE_PCPTYPES)) {
 			mt = MIGRATE_MOVABLE;
 			page->index = MIGRATE_MOVABLE;
 		}
-		if (zone != locked_zone) {
-			if (pcp)
-				pcp_spin_unlock(pcp);
-			locked_zone = zone;
-			pcp = pcp_spin_trylock(zone);
-		}
-		if (unlikely(!pcp)) {
-			unsigned long flags;
-			locked_zone = NULL;
-			spin_lock_irqsave(&zone->lock, flags);
-			__free_one_page(zone, page, pfn, 0, get_pfnblock_migratetype(mm, page, pfn), FPI_NONE);
-			spin_unlock_irqrestore(&zone->lock, flags);
-			/* Counted, unlike 6.6's free_one_page(): B4 (see free_unref_page()). */
-			__count_vm_events(mm, PGFREE, 1);
-			continue;
-		}
 		free_unref_page_commit(zone, pcp, page, mt, 0);
-		if (++batch_count == FREE_LIST_BATCH) {
-			pcp_spin_unlock(pcp);       /* retaken for the next page, as after a change of zone */
-			batch_count = 0;
-			pcp = NULL;
-			locked_zone = NULL;
-		}
+		batch_count++;
 	}
 	if (pcp)
 		pcp_spin_unlock(pcp);
@@ -219,9 +228,12 @@ void free_unref_page_list(struct mm *mm, struct list_head *list)
 }
 
 /*
- * release_pages(): free an array of order-0 pages.  As the kernel's, each
- * reference is dropped while walking the array, so a page listed twice is
- * caught (and reported) at its second entry instead of corrupting the batch.
+ * release_pages(): free an array of order-0 pages.  As the kernel's (mm/
+ * swap.c), each reference is dropped while walking the array, so a page
+ * listed twice is caught (and reported) at its second entry instead of
+ * corrupting the batch, and each page goes to the head of the list to free:
+ * the last entry is freed first and the first entry last, so the first is
+ * what the next order-0 allocation on this vCPU gets back.
  */
 void release_pages(struct mm *mm, struct page **pages, unsigned long nr)
 {
@@ -237,7 +249,7 @@ void release_pages(struct mm *mm, struct page **pages, unsigned long nr)
 			continue;
 		}
 		if (free_pages_prepare(mm, page, 0))
-			list_add_tail(&page->lru, &list);
+			list_add(&page->lru, &list);
 	}
 	free_prepared_page_list(mm, &list);
 }

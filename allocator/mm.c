@@ -408,7 +408,9 @@ struct mm *mm_create(const struct mm_config *c, char *err, size_t errlen)
 	mm_free_all_memory(mm);
 	init_per_zone_wmark_min(mm);
 	boot_snapshot_take(mm);
-	if (mm_cpus_setup(mm, err, errlen) || pcp_setup(mm, err, errlen) || slab_setup(mm, err, errlen)) {
+	/* SLUB's hotplug state before the pcp's: CPUHP_SLUB_DEAD < CPUHP_PAGE_ALLOC (pcp.c). */
+	if (mm_cpus_setup(mm, err, errlen) || pcp_setup(mm, err, errlen) || slab_setup(mm, err, errlen) ||
+	    pcp_register_hotplug(mm, err, errlen)) {
 		mm_destroy(mm);
 		return NULL;
 	}

@@ -53,6 +53,17 @@ static _Atomic int test_checks __attribute__((unused));
 		}                                                                     \
 	} while (0)
 
+#define REQUIRE_MSG(cond, ...)                                                        \
+	do {                                                                          \
+		test_checks++;                                                        \
+		if (!(cond)) {                                                        \
+			fprintf(stderr, "%s:%d: REQUIRE failed: %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);                                 \
+			fputc('\n', stderr);                                          \
+			exit(1);                                                      \
+		}                                                                     \
+	} while (0)
+
 /* The checker must be clean; prints the violation when it is not. */
 #define CHECK_MM(mm, level)                                                           \
 	do {                                                                          \

@@ -33,6 +33,7 @@
 #include "mm/mm.h"
 #include "mm/slab.h"
 #include "test.h"
+#include "types.h"      /* page_zonenum() */
 
 static struct mm *mm;
 static atomic_int offline_running, flusher_blocked, flush_done, hold_timed_out, offline_ret;
@@ -148,6 +149,106 @@ static void test_validate_during_offline(void)
 	CHECK(mm_nr_reports(mm) == reports);
 }
 
+/*
+ * The order of the dead callbacks.  In 6.6, CPUHP_SLUB_DEAD comes before
+ * CPUHP_PAGE_ALLOC and a CPU going down runs its states from high to low:
+ * page_alloc_cpu_dead() drains the dead CPU's pcp lists and raises every
+ * other pcp's high (zone_pcp_update(): one CPU fewer shares the zone)
+ * before slub_cpu_dead() flushes the dead CPU's slabs.  An empty cpu slab
+ * flushed with min_partial slabs already on the node is discarded, and its
+ * pages go to the pcp of the vCPU doing the offline - which then meets the
+ * new, higher high.  With SLUB's callback first, they met the old one: a
+ * pcp one page short of it was trimmed.
+ */
+static void test_dead_order(void)
+{
+	struct mm_config cfg;
+	mm_config_default(&cfg);
+	cfg.nr_cpus = 2;
+	cfg.quiet = true;
+	struct mm *m = test_create(&cfg);
+	struct kmem_cache *c = kmem_cache_create(m, "hp-order", 256, 0, 0, NULL);
+	REQUIRE(c);
+	struct kmem_cache_info info;
+	unsigned long st0[NR_SLUB_STAT_ITEMS], st1[NR_SLUB_STAT_ITEMS];
+	bool stats = kmem_cache_get_stats(c, st0);
+
+	/* vCPU 1: a cpu slab with every object free. */
+	REQUIRE(mm_cpu_attach(m, 1) == 1);
+	void *o = kmem_cache_alloc(c, GFP_KERNEL);
+	REQUIRE(o);
+	struct page *empty = virt_to_page(m, o);
+	REQUIRE(empty && page_zonenum(empty) == ZONE_NORMAL);
+	kmem_cache_free(c, o);
+	REQUIRE(mm_cpu_detach(m) == 0);
+
+	/*
+	 * vCPU 0: min_partial partial slabs on the node.  Fill slabs, then free
+	 * one object of each full one: it goes to vCPU 0's cpu partial list,
+	 * which moves to the node each time it is full.
+	 */
+	REQUIRE(mm_cpu_attach(m, 0) == 0);
+	REQUIRE(kmem_cache_get_info(c, &info) == 0);
+	enum { MAXOBJ = 4096 };
+	static void *objs[MAXOBJ];
+	unsigned int per = info.objects_per_slab, n = 0;
+	REQUIRE(per > 1);
+	for (unsigned int i = 0; i < MAXOBJ / per * per; i++)
+		REQUIRE((objs[n++] = kmem_cache_alloc(c, GFP_KERNEL)));
+	for (unsigned int i = 0; i + per < n; i += per) {
+		REQUIRE(kmem_cache_get_info(c, &info) == 0);
+		if (info.nr_partial >= info.min_partial)
+			break;
+		kmem_cache_free(c, objs[i]);
+		objs[i] = NULL;
+	}
+	REQUIRE(kmem_cache_get_info(c, &info) == 0);
+	REQUIRE_MSG(info.nr_partial >= info.min_partial, "%lu partial slabs on the node, min_partial %u",
+		    info.nr_partial, info.min_partial);
+
+	/* vCPU 0's Normal pcp one page short of its high. */
+	struct mm_pcp_info before, after;
+	enum { NPG = 2048 };
+	static struct page *pages[NPG];
+	unsigned int np = 0;
+	REQUIRE(mm_pcp_info(m, ZONE_NORMAL, 0, &before) == 0);
+	while (np < NPG && np < (unsigned int)before.high * 2)
+		REQUIRE((pages[np++] = alloc_pages(m, GFP_KERNEL, 0)));
+	REQUIRE(mm_pcp_info(m, ZONE_NORMAL, 0, &before) == 0);
+	while (np && before.count < before.high - 1) {
+		__free_pages(m, pages[--np], 0);
+		REQUIRE(mm_pcp_info(m, ZONE_NORMAL, 0, &before) == 0);
+	}
+	REQUIRE_MSG(before.count == before.high - 1, "vCPU 0's pcp: count %d, high %d", before.count, before.high);
+
+	REQUIRE(mm_cpu_offline(m, 1) == 0);
+	REQUIRE(mm_pcp_info(m, ZONE_NORMAL, 0, &after) == 0);
+	if (stats) {
+		REQUIRE(kmem_cache_get_stats(c, st1));
+		REQUIRE_MSG(st1[FREE_SLAB] == st0[FREE_SLAB] + 1, "the offline freed %lu slabs, the test needs 1",
+			    st1[FREE_SLAB] - st0[FREE_SLAB]);
+	}
+	int slab_pages = 1 << info.order;
+	REQUIRE_MSG(after.high > before.high - 1 + slab_pages, "high %d -> %d: too small a rise for the test",
+		    before.high, after.high);
+	CHECK_MSG(after.count == before.count + slab_pages,
+		  "vCPU 0's pcp: count %d, high %d before the offline; after it count %d, high %d: expected %d "
+		  "(the discarded slab's %d page(s), no trim: page_alloc_cpu_dead() raised high first)",
+		  before.count, before.high, after.count, after.high, before.count + slab_pages, slab_pages);
+
+	REQUIRE(mm_cpu_online(m, 1) == 0);
+	while (np)
+		__free_pages(m, pages[--np], 0);
+	for (unsigned int i = 0; i < n; i++)
+		if (objs[i])
+			kmem_cache_free(c, objs[i]);
+	kmem_cache_destroy(c);
+	CHECK(mm_nr_reports(m) == 0);
+	CHECK_MM(m, 3);
+	REQUIRE(mm_cpu_detach(m) == 0);
+	mm_destroy(m);
+}
+
 int main(void)
 {
 	struct mm_config cfg;
@@ -159,5 +260,6 @@ int main(void)
 	test_validate_during_offline();
 	test_destroy_during_offline();
 	mm_destroy(mm);
+	test_dead_order();
 	TEST_DONE();
 }

@@ -28,7 +28,8 @@
  *	if (!cmpxchg16b(&c->freelist_tid, ...)) goto redo;   (a real locked
  *	cmpxchg: after a migration c is another task's vCPU)
  *	mm_preempt_point(mm, MM_PP_AFTER_CMPXCHG);
- *   cpu-dead callbacks, registered once at setup:
+ *   cpu-dead callbacks, registered once at setup (SLUB's first, then the pcp's,
+ *   in the order of the kernel's enum cpuhp_state):
  *	mm_cpuhp_register(mm, "mm/page_alloc:pcp", page_alloc_cpu_online, page_alloc_cpu_dead);
  *	(dead callbacks run in reverse registration order, holding the vCPU)
  *   draining every vCPU: cpus_read_lock(mm); for_each_online_cpu(cpu, mm)

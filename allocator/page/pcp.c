@@ -167,7 +167,22 @@ int pcp_setup(struct mm *mm, char *err, size_t errlen)
 		}
 		pcp_set_high_and_batch(mm, zone);
 	}
-	/* CPUHP_PAGE_ALLOC.  Registrations survive mm_reset(); the callbacks run holding the vCPU. */
+	return 0;
+}
+
+/*
+ * CPUHP_PAGE_ALLOC (page_alloc_init_cpuhp()).  The model's states run in
+ * registration order on the way up and in reverse on the way down, so the
+ * order of registration stands for the kernel's enum cpuhp_state: mm_create()
+ * calls this after slab_setup() registered SLUB's state, as CPUHP_SLUB_DEAD
+ * comes before CPUHP_PAGE_ALLOC.  A vCPU going down then has its pcp lists
+ * drained and the others' high raised (zone_pcp_update()) before
+ * slub_cpu_dead() flushes its slabs, whose freed pages meet the new high, as
+ * in 6.6.  Registrations survive mm_reset(); the callbacks run holding the
+ * vCPU.
+ */
+int pcp_register_hotplug(struct mm *mm, char *err, size_t errlen)
+{
 	if (mm_cpuhp_register(mm, "mm/page_alloc:pcp", page_alloc_cpu_online, page_alloc_cpu_dead) < 0) {
 		snprintf(err, errlen, "cannot register the pcp hotplug callback");
 		return -1;

@@ -55,6 +55,7 @@ static inline bool pcp_allowed_order(unsigned int order)
 
 int pcp_config_validate(const struct mm_config *c, char *err, size_t errlen);
 int pcp_setup(struct mm *mm, char *err, size_t errlen);
+int pcp_register_hotplug(struct mm *mm, char *err, size_t errlen);   /* after slab_setup(): see pcp.c */
 void pcp_teardown(struct mm *mm);
 void pcp_reset(struct mm *mm);
 void pcp_reset_high_and_batch(struct mm *mm);

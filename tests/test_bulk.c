@@ -282,14 +282,20 @@ static void list_free_irq(struct mm *mm, int cpu, void *ctx)
 		__free_pages(mm, p, 0);
 }
 
-static void test_list_free_batches(void)
+/* One vCPU, batch 8, high 512: a freed list's pages stay on the pcp, one lock per (re)take. */
+static struct mm *make_list_free_mm(void)
 {
 	struct mm_config c;
 	mm_config_default(&c);
 	c.nr_cpus = 1;
 	c.pcp_batch = 8;
-	c.pcp_high = 512;                   /* the list's pages stay on the pcp: one lock per retake */
-	struct mm *mm = test_create(&c);
+	c.pcp_high = 512;
+	return test_create(&c);
+}
+
+static void test_list_free_batches(void)
+{
+	struct mm *mm = make_list_free_mm();
 	enum { N = 96 };
 	LIST_HEAD_DECL(list);
 	struct lock_count lc = { 0 };
@@ -331,12 +337,7 @@ static void test_list_free_batches(void)
  */
 static void test_list_free_zones(void)
 {
-	struct mm_config c;
-	mm_config_default(&c);
-	c.nr_cpus = 1;
-	c.pcp_batch = 8;
-	c.pcp_high = 512;
-	struct mm *mm = test_create(&c);
+	struct mm *mm = make_list_free_mm();
 	enum { N = 20 };
 	LIST_HEAD_DECL(list);
 	struct lock_count lc = { 0 };

@@ -245,6 +245,7 @@ static void test_release_order(void)
  */
 struct lock_count {
 	bool on;
+	bool raise;             /* raise an interrupt before every lock taken again */
 	unsigned long before_lock, irq_got_pcp, irqs;
 	int zone;
 };
@@ -255,16 +256,8 @@ static void list_free_hook(struct mm *mm, enum mm_pp point, void *ctx)
 	if (!lc->on || point != MM_PP_PCP_BEFORE_LOCK || in_interrupt())
 		return;
 	lc->before_lock++;
-	if (lc->before_lock > 1 && mm_raise_irq(mm))
+	if (lc->raise && lc->before_lock > 1 && mm_raise_irq(mm))
 		lc->irqs++;
-}
-
-static void count_lock_hook(struct mm *mm, enum mm_pp point, void *ctx)
-{
-	struct lock_count *lc = ctx;
-	(void)mm;
-	if (lc->on && point == MM_PP_PCP_BEFORE_LOCK && !in_interrupt())
-		lc->before_lock++;
 }
 
 static void list_free_irq(struct mm *mm, int cpu, void *ctx)
@@ -298,7 +291,7 @@ static void test_list_free_batches(void)
 	struct mm *mm = make_list_free_mm();
 	enum { N = 96 };
 	LIST_HEAD_DECL(list);
-	struct lock_count lc = { 0 };
+	struct lock_count lc = { .raise = true };
 	for (int i = 0; i < N; i++) {
 		struct page *p = alloc_pages(mm, GFP_KERNEL, 0);
 		REQUIRE(p);
@@ -347,7 +340,7 @@ static void test_list_free_zones(void)
 		REQUIRE(p && page_zonenum(p) == want);
 		list_add_tail(&p->lru, &list);
 	}
-	mm_set_sched_hook(mm, count_lock_hook, &lc);
+	mm_set_sched_hook(mm, list_free_hook, &lc);
 	lc.on = true;
 	free_unref_page_list(mm, &list);
 	lc.on = false;

@@ -129,8 +129,8 @@ failed:
 /* free_unref_page_list() retakes the pcp lock after this many pages (the kernel's SWAP_CLUSTER_MAX). */
 #define FREE_LIST_BATCH 32
 
-/* An order-0 page of an isolated pageblock: straight to the buddy, like free_unref_page(). */
-static void free_isolated_page(struct mm *mm, struct page *page, unsigned long pfn, int mt)
+/* An order-0 page straight to the buddy (6.6's free_one_page()): of an isolated pageblock, or the pcp lock was taken. */
+static void free_one_page_counted(struct mm *mm, struct page *page, unsigned long pfn, int mt)
 {
 	struct zone *zone = page_zone(mm, page);
 	unsigned long flags;
@@ -169,7 +169,7 @@ static void free_prepared_page_list(struct mm *mm, struct list_head *list)
 		page->index = (unsigned long)mt;
 		if (unlikely(is_migrate_isolate(mt))) {
 			list_del(&page->lru);
-			free_isolated_page(mm, page, pfn, mt);
+			free_one_page_counted(mm, page, pfn, mt);
 		}
 	}
 
@@ -185,13 +185,8 @@ static void free_prepared_page_list(struct mm *mm, struct list_head *list)
 			batch_count = 0;
 			pcp = pcp_spin_trylock(zone);
 			if (unlikely(!pcp)) {
-				unsigned long flags;
 				locked_zone = NULL;
-				spin_lock_irqsave(&zone->lock, flags);
-				__free_one_page(zone, page, __page_to_pfn(mm, page), 0, mt, FPI_NONE);
-				spin_unlock_irqrestore(&zone->lock, flags);
-				/* Counted, unlike 6.6's free_one_page(): B4 (see free_unref_page()). */
-				__count_vm_events(mm, PGFREE, 1);
+				free_one_page_counted(mm, page, __page_to_pfn(mm, page), mt);
 				continue;
 			}
 			locked_zone = zone;

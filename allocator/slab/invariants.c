@@ -386,8 +386,20 @@ static bool check_memmap(struct slab_check_ctx *x)
 		if (!__pfn_valid(mm, pfn))
 			continue;
 		struct page *slab = __pfn_to_page(mm, pfn);
-		if (!PageSlab(slab))
+		if (!PageSlab(slab)) {
+			/*
+			 * A free buddy block is stepped over whole, so the walk
+			 * costs O(free blocks + allocated pages), not O(pfns):
+			 * mm_check() ran B1 on every page of every block on the
+			 * free lists before this walk (level 3 is never
+			 * incremental), PG_slab included, and its B4 walk after
+			 * this one reports a PageBuddy block on no list as lost.
+			 */
+			if (PageBuddy(slab) && buddy_order(slab) <= MAX_ORDER(mm) &&
+			    !(pfn & ((1UL << buddy_order(slab)) - 1)))
+				pfn += (1UL << buddy_order(slab)) - 1;
 			continue;
+		}
 		struct kmem_cache *s = find_cache(x->st, slab->slab_cache);
 		if (!s) {
 			ok = sviolate(x, MM_INV_S2, NULL, -1, slab, 0, 0, "slab at pfn %#lx belongs to no cache (%p)", pfn,

@@ -174,10 +174,31 @@ static bool mobility_grouping_disabled(const struct mm *mm)
 	return total < pageblock_nr_pages(mm) * MIGRATE_TYPES;
 }
 
-/* The type every pageblock starts with: memmap_init_range()'s MIGRATE_MOVABLE, through set_pageblock_migratetype(). */
-static unsigned char pageblock_boot_type(const struct mm *mm)
+/*
+ * The types the pageblocks start with, as 6.6's memmap_init_range() sets
+ * them: MIGRATE_MOVABLE through each pageblock's first pfn, and only when
+ * that pfn is memory (a pfn memmap_init_range() initialises).  A
+ * pageblock whose first pfn is a hole, or lies before the first pfn of
+ * memory, keeps the zeroed bitmap's MIGRATE_UNMOVABLE, and its boot pages
+ * go to the unmovable lists (on x86 /proc/pagetypeinfo shows one
+ * Unmovable block in DMA, whose pfn 0 is not memory).  The usemap is per
+ * section (SPARSEMEM), shared by the zones a pageblock straddles, so the
+ * first pfn counts whichever zone it is memory of.  Grouping by mobility
+ * plays no part: build_all_zonelists() switches it off only after
+ * memmap_init() ran, so even then set_pageblock_migratetype() stored
+ * MOVABLE, and only later changes of type become unmovable.  (helper-51's
+ * review, bench/results/reviews-6.6/boot-cpu.md F1.)
+ */
+static void pageblock_set_boot_types(struct mm *mm, struct zone *zone)
 {
-	return mm->page_group_by_mobility_disabled ? MIGRATE_UNMOVABLE : MIGRATE_MOVABLE;
+	size_t n = zone_pageblock_bytes(mm, zone);
+
+	for (size_t b = 0; b < n; b++) {
+		unsigned long pfn = zone->pageblock_base_pfn + ((unsigned long)b << mm->pageblock_order);
+		atomic_store_explicit(&zone->pageblock_flags[b],
+				      __pfn_valid(mm, pfn) ? MIGRATE_MOVABLE : MIGRATE_UNMOVABLE,
+				      memory_order_relaxed);
+	}
 }
 
 static int zones_init(struct mm *mm, char *err, size_t errlen)
@@ -203,13 +224,9 @@ static int zones_init(struct mm *mm, char *err, size_t errlen)
 		zone->pageblock_flags = malloc(nblocks);
 		if (!zone->pageblock_flags)
 			return mm_fail(err, errlen, "out of memory for pageblock flags");
-		memset((void *)zone->pageblock_flags, MIGRATE_MOVABLE, nblocks);
+		pageblock_set_boot_types(mm, zone);
 	}
 	mm->page_group_by_mobility_disabled = mobility_grouping_disabled(mm);
-	for (int z = 0; z < MAX_NR_ZONES && mm->page_group_by_mobility_disabled; z++)
-		if (mm->zones[z].pageblock_flags)
-			memset((void *)mm->zones[z].pageblock_flags, pageblock_boot_type(mm),
-			       zone_pageblock_bytes(mm, &mm->zones[z]));
 	return 0;
 }
 
@@ -476,8 +493,7 @@ int mm_reset(struct mm *mm)
 			atomic_store(&zone->vm_stat[i], 0);
 		atomic_store(&zone->managed_pages, 0);
 		zone->nr_reserved_highatomic = 0;
-		if (zone->pageblock_flags)
-			memset((void *)zone->pageblock_flags, pageblock_boot_type(mm), zone_pageblock_bytes(mm, zone));
+		pageblock_set_boot_types(mm, zone);
 	}
 	for (int i = 0; i < NR_VM_EVENT_ITEMS; i++)
 		atomic_store(&mm->vm_events[i], 0);

@@ -11,7 +11,8 @@
  * max_order 10, pageblock_order 9, one vCPU.  Seven movable order-9 and
  * one movable order-8 allocation leave a zone (four order-10 blocks, all
  * movable) with exactly one free block: 256 pages of order 8, in a movable
- * pageblock, and no free unmovable page.
+ * pageblock, and no free unmovable page.  (DMA's pageblock 0 starts
+ * unmovable: its first pfn, 0, is not memory.)
  */
 #include "internal.h"
 #include "test.h"
@@ -128,8 +129,24 @@ static void test_second_pass_fragments_normal(void)
 	CHECK_MSG(nd == 7, "DMA gave %d order-9 blocks, not 7", nd);
 	for (int o = 9; o <= 10; o++)
 		CHECK_MSG(!mm->zones[ZONE_DMA].free_area[o].nr_free, "DMA still has a free order-%d block", o);
+	/*
+	 * DMA's pageblock 0 starts unmovable (pfn 0 is not memory: mm.c,
+	 * pageblock_set_boot_types()), and its 511 pages would serve the
+	 * first pass: take them too.
+	 */
+	static struct page *du[511];
+	for (int i = 0; i < 511; i++) {
+		du[i] = alloc_pages(mm, GFP_DMA | __GFP_MEMALLOC, 0);
+		REQUIRE(du[i]);
+		CHECK_MSG(__page_to_pfn(mm, du[i]) >= 1 && __page_to_pfn(mm, du[i]) < 512,
+			  "unmovable DMA page %d at pfn %lu, outside pageblock 0", i, __page_to_pfn(mm, du[i]));
+	}
+	CHECK_MSG(zone_free_pages(&mm->zones[ZONE_DMA]) == 0, "DMA has %ld free pages left",
+		  zone_free_pages(&mm->zones[ZONE_DMA]));
 
 	struct page *p = alloc_in(mm, GFP_KERNEL, NORMAL_START, NORMAL_END, "Normal, no whole pageblock being free anywhere");
+	for (int i = 0; i < 511; i++)
+		__free_pages(mm, du[i], 0);
 	while (nd)
 		__free_pages(mm, dp[--nd], 9);
 	finish(mm, p, (struct filled *[]){ &normal, &dma32 }, 2);

@@ -193,6 +193,24 @@ static unsigned long cfg_pageblocks(const struct mm_config *c, int z)
 	return n;
 }
 
+/*
+ * Of those, the pageblocks that start MIGRATE_UNMOVABLE: 6.6's
+ * memmap_init_range() types a pageblock through its first pfn, and only
+ * when that pfn is memory (of any zone: the usemap is per section).
+ */
+static unsigned long cfg_boot_unmovable(const struct mm_config *c, int z)
+{
+	unsigned long n = 0, pb = 1UL << c->pageblock_order;
+	const struct mm_span *s = &c->zones[z];
+	for (unsigned long b = s->start_pfn & ~(pb - 1); b < s->end_pfn; b += pb) {
+		bool any = false;
+		for (unsigned long pfn = b; pfn < b + pb && !any; pfn++)
+			any = cfg_zone_of(c, pfn) == z;
+		n += any && cfg_zone_of(c, b) < 0;
+	}
+	return n;
+}
+
 /* Returns the block counts per zone and type; checks the rest. */
 static void check_pagetypeinfo(struct mm *mm, const char *what, unsigned long blocks[MAX_NR_ZONES][MIGRATE_TYPES])
 {
@@ -306,14 +324,27 @@ int main(void)
 	unsigned long blocks[MAX_NR_ZONES][MIGRATE_TYPES];
 	struct mm_config c;
 
-	/* The default machine at creation: every pageblock movable. */
+	/*
+	 * The default machine at creation: every pageblock movable but those
+	 * whose first pfn is not memory, which start unmovable (mm.c,
+	 * pageblock_set_boot_types()).
+	 */
 	mm_config_default(&c);
 	struct mm *mm = test_create(&c);
 	check_all(mm, "default, created", blocks);
 	for (int z = 0; z < MAX_NR_ZONES; z++)
-		CHECK(blocks[z][MIGRATE_MOVABLE] == cfg_pageblocks(&c, z) && blocks[z][MIGRATE_UNMOVABLE] == 0);
-	/* By hand: DMA [1, 4096) touches pageblocks 0..7; Normal [12288, 20000) 24..39. */
-	CHECK(blocks[ZONE_DMA][MIGRATE_MOVABLE] == 8 && blocks[ZONE_NORMAL][MIGRATE_MOVABLE] == 16);
+		CHECK_MSG(blocks[z][MIGRATE_MOVABLE] == cfg_pageblocks(&c, z) - cfg_boot_unmovable(&c, z) &&
+			  blocks[z][MIGRATE_UNMOVABLE] == cfg_boot_unmovable(&c, z),
+			  "zone %s at creation: %lu movable and %lu unmovable pageblocks, expected %lu and %lu",
+			  zone_names[z], blocks[z][MIGRATE_MOVABLE], blocks[z][MIGRATE_UNMOVABLE],
+			  cfg_pageblocks(&c, z) - cfg_boot_unmovable(&c, z), cfg_boot_unmovable(&c, z));
+	/*
+	 * By hand: DMA [1, 4096) touches pageblocks 0..7, and pfn 0 is not
+	 * memory, so pageblock 0 is unmovable (x86's "DMA: 1 Unmovable" in
+	 * /proc/pagetypeinfo); Normal [12288, 20000) touches 24..39.
+	 */
+	CHECK(blocks[ZONE_DMA][MIGRATE_MOVABLE] == 7 && blocks[ZONE_DMA][MIGRATE_UNMOVABLE] == 1);
+	CHECK(blocks[ZONE_NORMAL][MIGRATE_MOVABLE] == 16 && blocks[ZONE_NORMAL][MIGRATE_UNMOVABLE] == 0);
 
 	/* Unmovable allocations steal pageblocks; an isolated and a highatomic one show up too. */
 	struct page *keep[3000];
@@ -347,7 +378,8 @@ int main(void)
 	/*
 	 * Holes at pageblock starts: Normal [0, 4096), pageblocks of 512;
 	 * [1024, 1030) opens pageblock 2 with a hole, [1536, 2048) is all of
-	 * pageblock 3.  Pageblocks with a valid pfn: 0, 1, 2, 4, 5, 6, 7 = 7.
+	 * pageblock 3.  Pageblocks with a valid pfn: 0, 1, 2, 4, 5, 6, 7 = 7,
+	 * and pageblock 2, whose first pfn is the hole's, starts unmovable.
 	 * DMA32 missing; Movable [4096, 4700) unaligned at its end, DMA
 	 * [4700, ...) would be out of order - so DMA is missing too.
 	 */
@@ -360,7 +392,10 @@ int main(void)
 	c.holes[1] = (struct mm_span){ 1536, 2048 };
 	mm = test_create(&c);
 	check_all(mm, "holes at pageblock starts", blocks);
-	CHECK(cfg_pageblocks(&c, ZONE_NORMAL) == 7 && blocks[ZONE_NORMAL][MIGRATE_MOVABLE] == 7);
+	CHECK(cfg_pageblocks(&c, ZONE_NORMAL) == 7 && cfg_boot_unmovable(&c, ZONE_NORMAL) == 1);
+	CHECK(blocks[ZONE_NORMAL][MIGRATE_MOVABLE] == 6 && blocks[ZONE_NORMAL][MIGRATE_UNMOVABLE] == 1);
+	CHECK(get_pfnblock_migratetype(mm, pfn_to_page(mm, 1030), 1030) == MIGRATE_UNMOVABLE);
+	CHECK(!list_empty(&mm_zone(mm, ZONE_NORMAL)->free_area[1].free_list[MIGRATE_UNMOVABLE]));   /* pfn 1030 */
 	CHECK(blocks[ZONE_MOVABLE][MIGRATE_MOVABLE] == 2);
 	mm_destroy(mm);
 

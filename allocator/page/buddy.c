@@ -638,7 +638,7 @@ void zone_free_page_range(struct zone *zone, unsigned long pfn, unsigned int ord
 	atomic_fetch_add(&zone->managed_pages, (long)nr);
 	kasan_poison(__page_address(mm, pfn), nr << MM_PAGE_SHIFT);
 	spin_lock_irqsave(&zone->lock, flags);
-	(void)mt;   /* every pageblock is still movable at boot; split_large_buddy() reads it */
+	(void)mt;   /* the pageblocks have their boot types (mm.c); split_large_buddy() reads them */
 	split_large_buddy(zone, page, pfn, order, FPI_TO_TAIL);      /* __free_pages_ok(, FPI_TO_TAIL) */
 	spin_unlock_irqrestore(&zone->lock, flags);
 }

@@ -25,8 +25,10 @@
  *	c = raw_cpu_ptr(mm, s->cpu_slab); tid = READ_ONCE(c->tid);
  *	mm_preempt_point(mm, MM_PP_TID_READ); ... object = c->freelist; ...
  *	mm_preempt_point(mm, MM_PP_BEFORE_CMPXCHG);
- *	if (!cmpxchg16b(&c->freelist_tid, ...)) goto redo;   (a real locked
- *	cmpxchg: after a migration c is another task's vCPU)
+ *	if (!cmpxchg16b(&raw_cpu_ptr(mm, s->cpu_slab)->freelist_tid, ...)) goto redo;
+ *	(this_cpu_cmpxchg: the pair of the vCPU the task runs on at the
+ *	cmpxchg - the kernel's %gs-relative operand - not the c read above,
+ *	which after a migration is another task's vCPU; a real locked cmpxchg)
  *	mm_preempt_point(mm, MM_PP_AFTER_CMPXCHG);
  *   cpu-dead callbacks, registered once at setup (SLUB's first, then the pcp's,
  *   in the order of the kernel's enum cpuhp_state):

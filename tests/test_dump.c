@@ -179,8 +179,13 @@ static void check_zoneinfo(struct mm *mm, const char *what)
 
 /* ---- pagetypeinfo ---- */
 
-/* Pageblocks holding at least one valid pfn of zone @z, from the config. */
-static unsigned long cfg_pageblocks(const struct mm_config *c, int z)
+/*
+ * Pageblocks holding at least one valid pfn of zone @z, from the config;
+ * with @boot_unmovable, only those that start MIGRATE_UNMOVABLE: 6.6's
+ * memmap_init_range() types a pageblock through its first pfn, and only
+ * when that pfn is memory (of any zone: the usemap is per section).
+ */
+static unsigned long cfg_count_pageblocks(const struct mm_config *c, int z, bool boot_unmovable)
 {
 	unsigned long n = 0, pb = 1UL << c->pageblock_order;
 	const struct mm_span *s = &c->zones[z];
@@ -188,27 +193,19 @@ static unsigned long cfg_pageblocks(const struct mm_config *c, int z)
 		bool any = false;
 		for (unsigned long pfn = b; pfn < b + pb && !any; pfn++)
 			any = cfg_zone_of(c, pfn) == z;
-		n += any;
+		n += any && (!boot_unmovable || cfg_zone_of(c, b) < 0);
 	}
 	return n;
 }
 
-/*
- * Of those, the pageblocks that start MIGRATE_UNMOVABLE: 6.6's
- * memmap_init_range() types a pageblock through its first pfn, and only
- * when that pfn is memory (of any zone: the usemap is per section).
- */
+static unsigned long cfg_pageblocks(const struct mm_config *c, int z)
+{
+	return cfg_count_pageblocks(c, z, false);
+}
+
 static unsigned long cfg_boot_unmovable(const struct mm_config *c, int z)
 {
-	unsigned long n = 0, pb = 1UL << c->pageblock_order;
-	const struct mm_span *s = &c->zones[z];
-	for (unsigned long b = s->start_pfn & ~(pb - 1); b < s->end_pfn; b += pb) {
-		bool any = false;
-		for (unsigned long pfn = b; pfn < b + pb && !any; pfn++)
-			any = cfg_zone_of(c, pfn) == z;
-		n += any && cfg_zone_of(c, b) < 0;
-	}
-	return n;
+	return cfg_count_pageblocks(c, z, true);
 }
 
 /* Returns the block counts per zone and type; checks the rest. */

@@ -128,6 +128,23 @@ static inline uint64_t mm_sig_bytes(uint64_t h, const void *p, size_t len)
 		l1 = mm_sig_mix(l1, b[i]);
 	return mm_sig_mix(mm_sig_mix(mm_sig_mix(mm_sig_mix(l0, l1), l2), l3), len);
 }
+/*
+ * might_alloc() (6.6, include/linux/sched/mm.h): an allocation whose gfp
+ * may block (__GFP_DIRECT_RECLAIM) may sleep, so CONFIG_DEBUG_ATOMIC_SLEEP
+ * reports it where the task is not preemptible - an interrupt handler, a
+ * spinlock or a local lock held, interrupts off - on every call, not only
+ * when reclaim reaches a sleeping lock.  prepare_alloc_pages() and
+ * slab_pre_alloc_hook() call it; here alloc_pages(), __alloc_pages_bulk(),
+ * slab_alloc_node() and kmem_cache_alloc_bulk() (helper-51's review,
+ * bench/results/reviews-6.6/boot-cpu.md F5).  MM_DEBUG >= 2, as
+ * might_sleep_msg().
+ */
+#define might_alloc(gfp)                                                                       \
+	do {                                                                                   \
+		if ((gfp) & __GFP_DIRECT_RECLAIM)                                              \
+			might_sleep_msg("allocation with a blocking gfp while not preemptible "    \
+					"(sleeping function called from invalid context)");          \
+	} while (0)
 static inline bool mm_check_incremental(const struct mm *mm, int level)
 {
 	return level == 2 && !mm->check_full_walks;

@@ -438,6 +438,7 @@ struct page *alloc_pages(struct mm *mm, gfp_t gfp, unsigned int order)
 		mm_report(mm, "bad_gfp", ~0UL, 0, "alloc_pages: invalid gfp %#x: %s", gfp, bad);
 		return NULL;
 	}
+	might_alloc(gfp);       /* prepare_alloc_pages() */
 	highest_zoneidx = gfp_zone(gfp);
 	migratetype = gfp_migratetype(mm, gfp);
 

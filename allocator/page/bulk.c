@@ -53,6 +53,7 @@ unsigned long __alloc_pages_bulk(struct mm *mm, gfp_t gfp, int nr_pages,
 		goto failed;
 	if (unlikely((gfp & ~MM_GFP_VALID_MASK) || gfp_bad_combination(gfp)))
 		goto failed;   /* alloc_pages() reports it */
+	might_alloc(gfp);       /* prepare_alloc_pages() */
 
 	highest_zoneidx = gfp_zone(gfp);
 	migratetype = gfp_migratetype(mm, gfp);

@@ -85,6 +85,7 @@ int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t flags, size_t size, void *
 
 	if (!s || !size || !p)
 		return 0;
+	might_alloc(flags);     /* slab_pre_alloc_hook() */
 	i = __kmem_cache_alloc_bulk(s, flags, size, p);
 	if (likely(i))
 		slab_post_alloc_hook(s, flags, size, p, slab_want_init_on_alloc(s, flags), s->object_size);

@@ -343,6 +343,7 @@ void *slab_alloc_node(struct kmem_cache *s, gfp_t gfp, unsigned long addr, size_
 	unsigned long tid;
 	void *object;
 
+	might_alloc(gfp);       /* slab_pre_alloc_hook() */
 	if (unlikely(s->fastpath == SLUB_FASTPATH_IRQOFF)) {
 		object = slab_alloc_irqoff(s, gfp, addr, (unsigned int)orig_size);
 		goto out;

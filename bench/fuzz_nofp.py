@@ -33,8 +33,22 @@ seconds, chunks and findings to the JSON, when it counts the same build and
 checker settings and each target the same binary (entries without one: the
 same tree), and each file only once.
 
+Timeouts are rechecked.  libFuzzer's -timeout (corpus/TARGET.options) is
+wall-clock, and a campaign at nice 19 beside other work can be starved of
+CPU until an input that takes 0.4 s "times out".  So after a chunk, each new
+timeout-* artifact is replayed alone - the same binary, options, MMFUZZ_*
+environment and nice, killed past 10x -timeout of wall time - and the
+finding gets "recheck": {exit, cpu_s, wall_s, date, verdict}.  "starved"
+(exit 0 in under a quarter of -timeout of CPU time: the input cannot have
+used the timeout's worth of CPU) stays listed but is no finding: goal_met,
+the exit status and the stop rule leave it out.  Anything else is "timeout",
+a real finding.  --recheck-timeouts does the same for the timeout findings
+already in the JSON without a "recheck" ("missing" when the file is gone: a
+finding), with the binary the entry records.
+
 Usage: bench/fuzz_nofp.py [--execs N] [--targets a,b] [--jobs J] [--budget S] ...
        bench/fuzz_nofp.py --import X.json [--import Y.json ...] [--json FILE]
+       bench/fuzz_nofp.py --recheck-timeouts [--json FILE] [--targets a,b]
        ./mmfuzz bench fuzz_nofp [--quick] [--json FILE]
 (the bench verb passes only --quick and --json; run the script itself for
 the other options).
@@ -51,6 +65,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.environ.get("MMFUZZ_ROOT") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -85,6 +100,10 @@ WRITTEN_RE = re.compile(r"Test unit written to (\S+)")
 STAMP = "fuzz_nofp-stamp.json"
 STALL_LIMIT = 3              # chunks in a row that end in a finding or run nothing: stop the target
 QUICK = {"execs": 2000, "chunk": 10}
+TIMEOUT_RE = re.compile(r"^(s\d+-)?timeout-")   # a timeout-* artifact, of any slot
+LIBFUZZER_TIMEOUT = 1200     # libFuzzer's -timeout default, for a target whose .options set none
+RECHECK_BOUND = 10           # a recheck's wall-clock bound, in -timeouts
+STARVED_SHARE = 0.25         # a replay under this share of -timeout in CPU time cannot have used the timeout
 
 
 class UsageError(Exception):
@@ -436,7 +455,7 @@ def finish_entry(e, goal):
     e["wall_s"] = round(e["wall_s"], 2)
     e["exec_per_s"] = round(e["execs"] / e["wall_s"], 1) if e["wall_s"] > 0 else 0.0
     e["exec_per_cpu_s"] = round(e["execs"] / e["cpu_s"], 1) if e["cpu_s"] > 0 else 0.0
-    e["goal_met"] = e["execs"] >= goal and not e["findings"]
+    e["goal_met"] = e["execs"] >= goal and not real_findings(e)
 
 
 def atomic_write(path, doc):
@@ -507,6 +526,133 @@ def summary_line(text, rc):
     return "libFuzzer exit status %d, no report line" % rc
 
 
+def starved(f):
+    """A timeout finding whose recheck says the chunk was starved of CPU (not a finding)."""
+    return isinstance(f, dict) and isinstance(f.get("recheck"), dict) and f["recheck"].get("verdict") == "starved"
+
+
+def real_findings(e):
+    """e's findings that count: all but the starved timeouts."""
+    return [f for f in e["findings"] if not starved(f)]
+
+
+def findings_text(e):
+    """"N finding(s)" of the real ones, and "+M starved timeout(s)" when there are any."""
+    n, m = len(real_findings(e)), len(e["findings"]) - len(real_findings(e))
+    return "%d finding%s%s" % (n, "" if n == 1 else "s",
+                               ", +%d starved timeout%s" % (m, "" if m == 1 else "s") if m else "")
+
+
+def is_timeout(f):
+    """A finding with a timeout-* artifact (any slot's prefix): the ones a recheck replays."""
+    return isinstance(f, dict) and isinstance(f.get("path"), str) and bool(TIMEOUT_RE.match(os.path.basename(f["path"])))
+
+
+def target_timeout(name):
+    """The -timeout a chunk of name runs with, in seconds (corpus/NAME.options, else libFuzzer's default)."""
+    try:
+        t = float(libfuzzer_options(ROOT, name)["timeout"])
+    except (KeyError, ValueError):
+        return float(LIBFUZZER_TIMEOUT)
+    return t if t > 0 else float(LIBFUZZER_TIMEOUT)
+
+
+def fuzz_env(checker=None):
+    """The environment of a chunk or replay: ours, with sanitizer defaults;
+    with checker (a JSON's checker_env), exactly those MMFUZZ_* settings."""
+    env = dict(os.environ)
+    if checker is not None:
+        env = {k: v for k, v in env.items() if not k.startswith("MMFUZZ_")}
+        env.update(checker)
+    env.setdefault("ASAN_OPTIONS", "abort_on_error=1:detect_leaks=0:symbolize=1")
+    env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    return env
+
+
+def verdict(rc, cpu_s, timeout):
+    """A replayed timeout input: "starved" when it ran cleanly in under
+    STARVED_SHARE of -timeout in CPU time - it cannot have used the
+    timeout's worth of CPU in the chunk either, which timed out on the
+    wall clock only -, else "timeout" (a real finding)."""
+    return "starved" if rc == 0 and cpu_s < STARVED_SHARE * timeout else "timeout"
+
+
+class Replay:
+    """A recheck of a timeout-* artifact: the fuzz binary on that one file,
+    with the chunk's options (-timeout and the rest of corpus/NAME.options),
+    environment and nice, in a session of its own, killed past bound seconds
+    of wall time (default RECHECK_BOUND times -timeout).  Its output goes to
+    <artifact>-recheck.log, whatever it writes itself to a scratch dir.
+    poll() until it returns the "recheck" record; kill() drops it."""
+
+    def __init__(self, name, binary, path, nice, env, bound=None):
+        self.name, self.path = name, path
+        self.timeout = target_timeout(name)
+        self.bound = bound if bound is not None else RECHECK_BOUND * self.timeout
+        self.scratch = tempfile.mkdtemp(prefix="fuzz_nofp-recheck-")
+        cmd = [binary] + ["-%s=%s" % (k, v) for k, v in libfuzzer_options(ROOT, name).items() if k != "dict"]
+        cmd += ["-artifact_prefix=" + self.scratch + "/", path]
+        self.log = path + "-recheck.log"
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen(cmd, cwd=self.scratch, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                         preexec_fn=niced(nice), start_new_session=True)
+        self.start = time.monotonic()
+        self.result = None
+
+    def poll(self, now=None):
+        """The "recheck" record once the replay ended (or was killed past its bound), else None."""
+        if self.result is not None:
+            return self.result
+        pid, status, ru = os.wait4(self.proc.pid, os.WNOHANG)
+        if pid == 0:
+            if (now or time.monotonic()) - self.start > self.bound:
+                self._killpg()
+            return None
+        wall = time.monotonic() - self.start
+        rc = os.waitstatus_to_exitcode(status)
+        self.proc.returncode = rc
+        self._killpg()          # anything it left behind in its session
+        cpu = ru.ru_utime + ru.ru_stime
+        self.result = {"exit": rc, "cpu_s": round(cpu, 3), "wall_s": round(wall, 3), "date": now_utc(),
+                       "verdict": verdict(rc, cpu, self.timeout)}
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        return self.result
+
+    def wait(self):
+        """Blocks until poll() has the record."""
+        while self.poll() is None:
+            time.sleep(0.05)
+        return self.result
+
+    def _killpg(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def kill(self):
+        """Ends the replay unfinished: no record."""
+        if self.result is None and self.proc.returncode is None:
+            self._killpg()
+            try:
+                os.waitpid(self.proc.pid, 0)
+            except ChildProcessError:
+                pass
+            self.proc.returncode = -signal.SIGKILL
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def recheck_line(name, f):
+    """One line on a rechecked timeout finding."""
+    r = f["recheck"]
+    if r["verdict"] == "missing":
+        return "%s %s: missing - no such file; counts as a finding" % (name, f["path"])
+    return "%s %s: %s - replayed alone: exit %d, %.2f CPU s, %.2f s wall (-timeout %g s)%s" % (
+        name, f["path"], r["verdict"], r["exit"], r["cpu_s"], r["wall_s"], target_timeout(name),
+        "; libFuzzer's timeout is wall-clock: the chunk was starved of CPU, not a finding" if r["verdict"] == "starved"
+        else "; a real finding")
+
+
 class Chunk:
     """One libFuzzer run of a target, in a slot: with several chunks of one
     target at once (campaign()), each has its own slot number k, unique among
@@ -525,7 +671,7 @@ class Chunk:
         os.makedirs(self.crashes, exist_ok=True)
         copy_seeds(name, self.corpus)
         self.log = os.path.join(self.dir, "chunk-s%d.log" % slot if slot else "chunk.log")
-        self.seconds, self.runs = seconds, runs
+        self.seconds, self.runs, self.nice = seconds, runs, nice
         self.before = artifacts(self.crashes, self.prefix)
         cmd = [binary, "-max_total_time=%d" % seconds, "-runs=%d" % runs, "-print_final_stats=1",
                "-artifact_prefix=" + self.crashes + "/" + self.prefix]
@@ -536,9 +682,7 @@ class Chunk:
             if k != "dict":
                 cmd.append("-%s=%s" % (k, v))
         cmd.append(self.corpus)
-        env = dict(os.environ)
-        env.setdefault("ASAN_OPTIONS", "abort_on_error=1:detect_leaks=0:symbolize=1")
-        env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+        env = fuzz_env()
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen(cmd, cwd=self.dir, stdout=out, stderr=subprocess.STDOUT, env=env,
                                          preexec_fn=niced(nice))
@@ -627,11 +771,19 @@ def on_signal(signum, frame):
 
 
 def report_finding(name, f, build):
+    if starved(f):
+        print("[%s] starved timeout (chunk %d%s, not counted): %s" %
+              (name, f["chunk"], ", slot %d" % f["slot"] if f.get("slot") else "", recheck_line(name, f)), flush=True)
+        return
     bar = "!" * 78
     replay = "./mmfuzz repro %s %s" % (name, f["path"]) if f["path"] else "no input file: see the log"
-    print("%s\n!! FINDING in %s (%s build, chunk %d%s): %s\n!! %s\n!! replay: %s\n!! log: %s\n%s" %
+    r = f.get("recheck")
+    again = ("\n!! recheck: exit %s, %.2f CPU s, %.2f s wall: %s" % (r["exit"], r["cpu_s"], r["wall_s"], r["verdict"])
+             if isinstance(r, dict) and r.get("cpu_s") is not None else
+             "\n!! recheck: none (interrupted; bench/fuzz_nofp.py --recheck-timeouts)" if is_timeout(f) else "")
+    print("%s\n!! FINDING in %s (%s build, chunk %d%s): %s\n!! %s%s\n!! replay: %s\n!! log: %s\n%s" %
           (bar, name, build, f["chunk"], ", slot %d" % f["slot"] if f.get("slot") else "",
-           f["path"] or "(no input file)", f["summary"], replay, f["log"], bar), flush=True)
+           f["path"] or "(no input file)", f["summary"], again, replay, f["log"], bar), flush=True)
 
 
 def progress(c, goal, parallel=1):
@@ -640,10 +792,9 @@ def progress(c, goal, parallel=1):
     rate = c.execs / c.wall if c.wall > 0 else 0.0
     left = max(0, goal - e["execs"])
     eta = " eta %s" % duration(left / (rate * parallel)) if left and rate > 0 else ""
-    print("[%s] chunk %d: %s / %s execs (%.1f%%), %.0f exec/s, %.0f exec/cpu-s, %d finding%s%s" %
+    print("[%s] chunk %d: %s / %s execs (%.1f%%), %.0f exec/s, %.0f exec/cpu-s, %s%s" %
           (c.label, e["chunks"], human(e["execs"]), human(goal), min(100.0, 100.0 * e["execs"] / goal), rate,
-           c.execs / c.cpu_s if c.cpu_s > 0 else 0.0, len(e["findings"]), "" if len(e["findings"]) == 1 else "s",
-           eta), flush=True)
+           c.execs / c.cpu_s if c.cpu_s > 0 else 0.0, findings_text(e), eta), flush=True)
 
 
 def slots_per_target(jobs, n_targets):
@@ -689,10 +840,18 @@ def campaign(doc, names, a, stamp, work, json_path):
     least 1): together they overshoot the goal by little, where one chunk per
     target gets all that is left (libFuzzer stops at -runs or
     -max_total_time, whichever comes first; a chunk that ends short leaves
-    the rest to a later one)."""
+    the rest to a later one).
+
+    A chunk's new timeout-* findings are rechecked (Replay) alongside the
+    chunks, each taking a job; the chunk's progress line, its findings and
+    the stop rule wait for their verdicts, and a starved timeout does not
+    count.  A signal ends the rechecks unfinished: their findings stay
+    without "recheck", and count."""
     goal = a.execs
     deadline = time.monotonic() + a.budget if a.budget else None
     running, streak, stopped = [], {}, set()
+    rechecks = []               # [Replay, its chunk, its finding]
+    waiting = {}                # chunk -> (its findings, how many rechecks it still waits for)
     why = "done"
     kill_at = None
 
@@ -723,10 +882,37 @@ def campaign(doc, names, a, stamp, work, json_path):
         running.remove(c)
         found = c.finish(rc, cpu_s)
         save(doc, json_path, goal)
+        timeouts = [f for f in found if is_timeout(f)] if not STOP else []
+        for f in timeouts:
+            try:
+                rechecks.append([Replay(c.name, c.binary, os.path.join(ROOT, f["path"]), c.nice, fuzz_env()), c, f])
+            except OSError as e:
+                log("%s: cannot recheck %s (%s): it counts as a finding" % (c.label, f["path"], e))
+        mine = sum(1 for r in rechecks if r[1] is c)
+        if mine:
+            waiting[c] = (found, mine)
+        else:
+            conclude(c, found)
+
+    def recheck_done(r, rec):
+        rechecks.remove(r)
+        _, c, f = r
+        if rec is not None:
+            f["recheck"] = rec
+            save(doc, json_path, goal)
+        found, n = waiting[c]
+        if n > 1:
+            waiting[c] = (found, n - 1)
+        else:
+            del waiting[c]
+            conclude(c, found)
+
+    def conclude(c, found):
         progress(c, goal, count(c.name) + 1)
         for f in found:
             report_finding(c.name, f, doc["build"])
-        if found or c.execs == 0:
+        real = [f for f in found if not starved(f)]
+        if real or c.execs == 0:
             streak[c.name] = streak.get(c.name, 0) + 1
             if streak[c.name] >= STALL_LIMIT and c.name not in stopped:
                 stopped.add(c.name)
@@ -745,8 +931,16 @@ def campaign(doc, names, a, stamp, work, json_path):
             for c in running:
                 c.send(signal.SIGINT, "interrupt")   # libFuzzer prints its final stats and exits 72
             kill_at = time.monotonic() + 30
+            if rechecks:
+                log("%d timeout recheck%s left unfinished: %s count%s as findings until "
+                    "bench/fuzz_nofp.py --recheck-timeouts" % (len(rechecks), "" if len(rechecks) == 1 else "s",
+                                                                "they" if len(rechecks) > 1 else "it",
+                                                                "" if len(rechecks) > 1 else "s"))
+            for r in list(rechecks):
+                r[0].kill()
+                recheck_done(r, None)
         picked = []
-        while len(running) + len(picked) < a.jobs and why == "done":
+        while len(running) + len(rechecks) + len(picked) < a.jobs and why == "done":
             n = next_target(picked)
             if n is None:
                 break
@@ -770,10 +964,14 @@ def campaign(doc, names, a, stamp, work, json_path):
             e = entry(doc, n)
             runs = chunk_runs(e, todo[n], share[n], seconds)
             running.append(Chunk(n, e, work, binary, seconds, runs, a.nice, free_slot(n)))
-        if not running:
+        if not running and not rechecks:
             break
         time.sleep(0.2)
         now = time.monotonic()
+        for r in list(rechecks):
+            rec = r[0].poll(now)
+            if rec is not None:
+                recheck_done(r, rec)
         for c in list(running):
             r = c.poll()
             if r is not None:
@@ -814,10 +1012,13 @@ def print_table(doc, names, goal):
         e = entry(doc, n)
         finish_entry(e, goal)
         since = e.get("since") if isinstance(e.get("since"), dict) else {}
-        print("%-9s %-6s %12s %8s %8d %12.0f %10.0f %s" % (n, e["build"], human(e["execs"]),
-                                                           "yes" if e["goal_met"] else "no", len(e["findings"]),
-                                                           e["exec_per_s"], e["exec_per_cpu_s"],
-                                                           short(since.get("commit"), 7) if since.get("commit") else "-"))
+        m = len(e["findings"]) - len(real_findings(e))
+        print("%-9s %-6s %12s %8s %8d %12.0f %10.0f %s%s" % (n, e["build"], human(e["execs"]),
+                                                             "yes" if e["goal_met"] else "no", len(real_findings(e)),
+                                                             e["exec_per_s"], e["exec_per_cpu_s"],
+                                                             short(since.get("commit"), 7) if since.get("commit") else "-",
+                                                             "  +%d starved timeout%s" % (m, "" if m == 1 else "s")
+                                                             if m else ""))
     line = left_line(doc, names, goal)
     if line:
         print(line)
@@ -863,7 +1064,7 @@ accumulating:
   (written before binaries were recorded) gets one on the same tree and
   restarts on another.  "trees" lists the trees whose executions the totals
   hold ({tree, commit, first_seen, targets}).  goal_met is per entry:
-  execs >= goal and no findings.  Uncommitted changes under those paths
+  execs >= goal and no findings (starved timeouts aside: "timeouts" below).  Uncommitted changes under those paths
   (untracked files too) are refused unless --allow-dirty; the tree then
   carries a hash of the changes.
   Each target's inputs live in <work>/<target>/corpus (the seeds of
@@ -894,8 +1095,8 @@ chunks:
   JSON).  A finding (a non-zero exit or a crash-/leak-/timeout-/oom- file) is
   kept, recorded, printed, and the target goes on with its next chunk; %d
   chunks of a target in a row (whichever slots) ending in a finding (or
-  running nothing) stop that target (chunks of it already running finish and
-  count).  Ctrl-C or SIGTERM stops all the running chunks, counts what they
+  running nothing; a starved timeout is no finding) stop that target (chunks
+  of it already running finish and count).  Ctrl-C or SIGTERM stops all the running chunks, counts what they
   ran and saves.
 
 extra machines (--import):
@@ -924,16 +1125,48 @@ extra machines (--import):
   --dry-run or --fresh; no build is needed.  The table then shows every target
   in the JSON; exit 1 when an imported file holds findings.
 
+timeouts (rechecks):
+  libFuzzer's -timeout (corpus/TARGET.options; libFuzzer's default %g s) is
+  wall-clock: a campaign at nice 19 beside work at nice 0 can be starved of
+  CPU until an input that runs in 0.4 s "times out" (the chunk's log then
+  shows a tiny stat::average_exec_per_sec).  So each new timeout-* artifact
+  of a chunk (s<k>-timeout-* too) is replayed alone: the same fuzz binary on
+  that one file, with the chunk's corpus/TARGET.options flags (-timeout
+  included), MMFUZZ_* environment and --nice, in a session of its own,
+  killed past %d times -timeout of wall time; its output goes to
+  <artifact>-recheck.log.  The finding gets "recheck" {exit, cpu_s (the
+  replay's user+sys), wall_s, date, verdict}: "starved" when the replay
+  exits 0 in under %g x -timeout of CPU time - the input cannot have used
+  the timeout's worth of CPU in the chunk either -, else "timeout", a real
+  finding.  A starved timeout stays in the target's "findings" (and its file
+  in crashes/), but counts for nothing: not for goal_met, the exit status or
+  the stop rule; the table and progress lines show "+N starved timeout(s)"
+  beside the real count.  The rechecks run beside the chunks, each taking a
+  job, and may run past --budget; the chunk's progress line waits for them.
+  Crashes, leaks and ooms are never rechecked.  Ctrl-C or SIGTERM ends
+  unfinished rechecks: those findings keep no "recheck", and count.
+  bench/fuzz_nofp.py --recheck-timeouts [--json FILE] [--targets a,b]
+  rechecks the timeout findings of the JSON's targets (not "superseded")
+  that have no "recheck": the path is relative to the repo root; a missing
+  file gets verdict "missing" (a finding).  It replays with the JSON's
+  checker_env and --nice (default 19), the binaries in --build-dir (default
+  the JSON's build's), each of which must have the sha256 its entry records
+  as "binary" (else refused, nothing rechecked), saves the JSON after each,
+  prints a line per finding, and exits 0 when all were starved, 1 when any
+  is a real timeout or missing.  Refused while a campaign or import holds
+  the work dir (--work, default build/nofp/<the JSON's build>).
+
 exit status: 0 no finding; 1 a finding in the selected targets' totals (on the
   correct allocator it is a false positive or a real bug), a stopped target, a
   failed build or a binary that changed under the campaign, findings in an
-  --import FILE; 2 bad arguments or a state to resolve (dirty tree, unreadable
-  JSON, another run holding the work dir, a refused --import); 130 interrupted
-  (after saving).
+  --import FILE, a real or missing timeout by --recheck-timeouts (a starved
+  timeout is no finding); 2 bad arguments or a state to resolve (dirty tree,
+  unreadable JSON, another run holding the work dir, a refused --import or
+  --recheck-timeouts); 130 interrupted (after saving).
 
   ./mmfuzz bench fuzz_nofp passes only --quick and --json; run
   bench/fuzz_nofp.py for the other options.
-""" % (RUNS_MARGIN, STALL_LIMIT)
+""" % (RUNS_MARGIN, STALL_LIMIT, LIBFUZZER_TIMEOUT, RECHECK_BOUND, STARVED_SHARE)
 
 
 class Parser(argparse.ArgumentParser):
@@ -992,12 +1225,22 @@ def parse_args(argv):
                     help="instead of a campaign: add FILE's totals (a fuzz_nofp JSON written on another machine "
                          "or in another work dir) to the JSON; repeatable.  Same build and checker settings and, per "
                          "target, the same binary only, each file once; takes the work dir's lock (see \"extra machines\" below)")
+    ap.add_argument("--recheck-timeouts", dest="recheck", action="store_true",
+                    help="instead of a campaign: replay the timeout findings in the JSON that have no \"recheck\" "
+                         "yet (--targets: of those targets), record each one's verdict, print a line per "
+                         "finding (see \"timeouts\" below)")
     a = ap.parse_args(argv)
+    if a.recheck:
+        bad = [o for o, on in (("--import", a.imports), ("--quick", a.quick), ("--dry-run", a.dry_run),
+                               ("--fresh", a.fresh)) if on]
+        if bad:
+            raise UsageError("--recheck-timeouts cannot be combined with %s" % " or ".join(bad))
     if a.imports:
         bad = [o for o, on in (("--quick", a.quick), ("--dry-run", a.dry_run), ("--fresh", a.fresh)) if on]
         if bad:
             raise UsageError("--import cannot be combined with %s" % " or ".join(bad))
-    a.work_given = a.work is not None
+    a.work_given, a.build_dir_given = a.work is not None, a.build_dir is not None
+    a.build_given = any(x == "--build" or x.startswith("--build=") for x in argv)
     known = all_targets()
     names = []
     for t in (x.strip() for x in a.targets.split(",")):
@@ -1030,7 +1273,9 @@ def main(argv):
         print("usage: bench/fuzz_nofp.py [--execs N] [--targets a,b] [--jobs J] [--nice K] [--chunk S] [--budget S]\n"
               "                          [--build asan|ubsan] [--json FILE] [--quick] [--no-build] [--fresh]\n"
               "                          [--allow-dirty] [--dry-run] [--work DIR] [--build-dir DIR] [--help]\n"
-              "       bench/fuzz_nofp.py --import FILE [--import FILE ...] [--json FILE] [--work DIR]",
+              "       bench/fuzz_nofp.py --import FILE [--import FILE ...] [--json FILE] [--work DIR]\n"
+              "       bench/fuzz_nofp.py --recheck-timeouts [--json FILE] [--targets a,b] [--build-dir DIR] "
+              "[--work DIR] [--nice K]",
               file=sys.stderr)
         log(str(e))
         return 2
@@ -1068,6 +1313,8 @@ def locked(work, fn, *args):
 def run(a):
     if a.imports:
         return run_import(a)
+    if a.recheck:
+        return run_recheck(a)
     if a.dry_run:                   # a dry run only reads: it may look at a running campaign's totals
         return run_locked(a)
     return locked(a.work, run_locked, a)
@@ -1150,9 +1397,8 @@ def run_locked(a):
                 note = "starts" + (" (new target)" if cont else "")
             else:
                 note = "%s: %s" % (words[act], why_n) if why_n else words[act]
-            print("%-10s %14s of %s executions, %d finding%s, %s left; %s" %
-                  (n, human(e["execs"]), human(a.execs), len(e["findings"]), "" if len(e["findings"]) == 1 else "s",
-                   human(max(0, a.execs - e["execs"])), note))
+            print("%-10s %14s of %s executions, %s, %s left; %s" %
+                  (n, human(e["execs"]), human(a.execs), findings_text(e), human(max(0, a.execs - e["execs"])), note))
         line = left_line(doc, a.names, a.execs)
         if line:
             print(line)
@@ -1178,13 +1424,18 @@ def run_locked(a):
         signal.signal(signal.SIGTERM, old_term)
     save(doc, a.json_path, a.execs)
     print_table(doc, a.names, a.execs)
-    findings = sum(len(entry(doc, n)["findings"]) for n in a.names)
+    findings = sum(len(real_findings(entry(doc, n))) for n in a.names)
+    hungry = sum(len(entry(doc, n)["findings"]) for n in a.names) - findings
     met = [n for n in a.names if entry(doc, n)["goal_met"]]
     if a.json_path:
         log("results in %s" % rel(a.json_path))
     if findings:
         log("%d finding%s on the correct allocator - a false positive or a real bug each; listed in the JSON, "
             "files under %s/<target>/crashes/" % (findings, "" if findings == 1 else "s", rel(a.work)))
+    if hungry:
+        log("%d starved timeout%s: libFuzzer's -timeout (wall-clock) expired, but replayed alone the input ran in "
+            "under a quarter of it in CPU time; listed in the JSON with its \"recheck\", not counted" %
+            (hungry, "" if hungry == 1 else "s"))
     if why == "budget":
         log("budget spent; run again to continue the totals")
     if why == "interrupted":
@@ -1388,7 +1639,10 @@ def import_locked(a, files):
                 e["stopped"] = t["stopped"]
             rec["execs"][t["name"]] = t["execs"]
             rec["cpu_s"] += t["cpu_s"]
-            rec["findings"] += len(t["findings"])
+            real = [f for f in t["findings"] if not starved(f)]
+            rec["findings"] += len(real)
+            if len(real) < len(t["findings"]):      # counted apart: not findings
+                rec["starved"] = rec.get("starved", 0) + len(t["findings"]) - len(real)
         for old in doc.get("superseded") or []:
             if isinstance(old, dict):       # the other machine's restarted counts: not in the totals, kept
                 main.setdefault("superseded", []).append(dict(old, imported_from=base, machine=machine))
@@ -1396,9 +1650,11 @@ def import_locked(a, files):
         main.setdefault("imports", []).append(rec)
         total += sum(rec["execs"].values())
         findings += rec["findings"]
-        log("%s (%s, started %s): +%s executions, %d finding%s" %
+        log("%s (%s, started %s): +%s executions, %d finding%s%s" %
             (base, machine, doc.get("started"), human(sum(rec["execs"].values())), rec["findings"],
-             "" if rec["findings"] == 1 else "s"))
+             "" if rec["findings"] == 1 else "s",
+             ", +%d starved timeout%s" % (rec["starved"], "" if rec["starved"] == 1 else "s")
+             if rec.get("starved") else ""))
     save(main, a.json_path, goal)
     print_table(main, [e["name"] for e in main["targets"]], goal)
     log("imported %d file%s: +%s executions; results in %s" %
@@ -1408,6 +1664,88 @@ def import_locked(a, files):
             "machine they came from" % (findings, "" if findings == 1 else "s"))
         return 1
     return 0
+
+
+# ------------------------------------------------------------------ --recheck-timeouts: timeouts already recorded
+
+def run_recheck(a):
+    if not a.json_path or not os.path.exists(a.json_path):
+        raise UsageError("--recheck-timeouts: no %s: nothing to recheck" % (rel(a.json_path) if a.json_path else "--json"))
+    doc = read_result(a.json_path, ": nothing rechecked")
+    if doc.get("build") not in BUILDS:
+        raise UsageError("%s names no build (%s): nothing rechecked" % (rel(a.json_path), doc.get("build")))
+    if a.build_given and a.build != doc["build"]:
+        raise UsageError("--build %s, but %s is the %s build's: nothing rechecked" %
+                         (a.build, rel(a.json_path), doc["build"]))
+    work = a.work if a.work_given else os.path.join(ROOT, "build", "nofp", doc["build"])
+    return locked(work, recheck_locked, a)
+
+
+class Stopped(Exception):
+    """SIGTERM during --recheck-timeouts."""
+
+
+def recheck_locked(a):
+    doc = read_result(a.json_path, ": nothing rechecked")     # again, under the lock
+    build = doc.get("build")
+    if build not in BUILDS:
+        raise UsageError("%s names no build (%s): nothing rechecked" % (rel(a.json_path), build))
+    build_dir = a.build_dir if a.build_dir_given else os.path.join(ROOT, BUILDS[build]["dir"])
+    goal = doc.get("goal_execs")
+    goal = goal if number(goal, True) and goal > 0 else 10000000
+    picked = set(a.names) if a.targets.strip() else set(e.get("name") for e in doc["targets"] if isinstance(e, dict))
+    todo = [(e, f) for e in doc["targets"] if isinstance(e, dict) and e.get("name") in picked
+            for f in e.get("findings", []) if is_timeout(f) and "recheck" not in f]
+    if not todo:
+        log("no timeout finding without a recheck in %s" % rel(a.json_path))
+        return 0
+    # Every binary a replay needs is the one its entry's executions ran on, before anything runs.
+    for n in sorted(set(e["name"] for e, f in todo if os.path.isfile(os.path.join(ROOT, f["path"])))):
+        e = entry_of(doc, n)
+        b = binary_path(build_dir, n)
+        if not e.get("binary"):
+            raise UsageError("%s's %s entry records no binary: cannot tell whether %s is the one that timed out; "
+                             "nothing rechecked" % (rel(a.json_path), n, rel(b)))
+        if not os.access(b, os.X_OK):
+            raise UsageError("no %s: the %s timeouts need fuzz_%s binary %s (--build-dir DIR: where it is); "
+                             "nothing rechecked" % (rel(b), n, n, short(e["binary"])))
+        have = sha256(b)
+        if have != e["binary"]:
+            raise UsageError("%s is not the binary %s's %s count ran: sha256 %s, the entry's %s - rebuild that tree "
+                             "(%s) or pass --build-dir with that binary; nothing rechecked" %
+                             (rel(b), rel(a.json_path), n, have, e["binary"],
+                              (e.get("since") or {}).get("tree") if isinstance(e.get("since"), dict) else doc.get("tree")))
+    env = fuzz_env(doc.get("checker_env") or {})
+    log("rechecking %d timeout finding%s of %s (%s build, nice %d)" %
+        (len(todo), "" if len(todo) == 1 else "s", rel(a.json_path), build, a.nice))
+
+    def stop(signum, frame):
+        raise Stopped()
+    old_term = signal.signal(signal.SIGTERM, stop)
+    real = done = 0
+    try:
+        for e, f in todo:
+            path = os.path.join(ROOT, f["path"])
+            if not os.path.isfile(path):
+                f["recheck"] = {"exit": None, "cpu_s": None, "wall_s": None, "date": now_utc(), "verdict": "missing"}
+            else:
+                r = Replay(e["name"], binary_path(build_dir, e["name"]), path, a.nice, env)
+                try:
+                    f["recheck"] = r.wait()
+                finally:
+                    r.kill()
+            save(doc, a.json_path, goal)
+            done += 1
+            real += not starved(f)
+            print(recheck_line(e["name"], f), flush=True)
+    except (KeyboardInterrupt, Stopped):
+        log("interrupted: %d of %d rechecked and saved in %s" % (done, len(todo), rel(a.json_path)))
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+    log("%d rechecked: %d starved (not counted), %d real finding%s; results in %s" %
+        (done, done - real, real, "" if real == 1 else "s", rel(a.json_path)))
+    return 1 if real else 0
 
 
 if __name__ == "__main__":

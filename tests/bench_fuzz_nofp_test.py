@@ -47,11 +47,37 @@ spec.loader.exec_module(nofp)
 # "slow-s1" is "sleep" at 200 inputs a second, 50 in slot 1.  Each
 # run logs, besides its flags, its pid, start time and the pids of the runs
 # going on in its work dir then ("live": each holds a live-<pid> file there
-# while it runs).
+# while it runs), and its nice.  "timeout" times out in every run, as
+# libFuzzer does (a <prefix>timeout-<run number> file, exit 70).
+# Given a file instead of a corpus dir, the stand-in replays it (a recheck),
+# as STUB_REPLAY says: "fast" (default) uses 0.2 s of CPU and exits 0;
+# "hang" times out again (writes <prefix>timeout-replay, exits 70);
+# "sleep" never ends.  Each replay logs its flags, file, nice, cwd and
+# MMFUZZ_* environment to replays.log in the target's work dir (the file's
+# dir's parent).
 STUB = r'''#!/usr/bin/env python3
 import json, os, signal, sys, time
 flags = dict(a[1:].split("=", 1) for a in sys.argv[1:] if a.startswith("-"))
 dirs = [a for a in sys.argv[1:] if not a.startswith("-")]
+if dirs and os.path.isfile(dirs[0]):
+    inp = dirs[0]
+    with open(os.path.join(os.path.dirname(os.path.dirname(inp)), "replays.log"), "a") as f:
+        f.write(json.dumps({"flags": flags, "file": inp, "nice": os.getpriority(os.PRIO_PROCESS, 0),
+                            "cwd": os.getcwd(),
+                            "mmfuzz": {k: v for k, v in os.environ.items() if k.startswith("MMFUZZ_")}}) + "\n")
+    how = os.environ.get("STUB_REPLAY", "fast")
+    if how == "fast":
+        while time.process_time() < 0.2:
+            pass
+        print("Running: %s\nExecuted %s in 200 ms" % (inp, inp), flush=True)
+        sys.exit(0)
+    if how == "hang":
+        with open(flags["artifact_prefix"] + "timeout-replay", "w") as f:
+            f.write("input")
+        print("ALARM: working on the last Unit for 25 seconds\nSUMMARY: libFuzzer: timeout", flush=True)
+        sys.exit(70)
+    while True:
+        time.sleep(1)
 start = time.time()
 me = "live-%d" % os.getpid()
 open(me, "w").close()
@@ -65,7 +91,7 @@ def bye(code):
 live = sorted(int(x[5:]) for x in os.listdir(".") if x.startswith("live-") and x != me)
 with open("argv.log", "a") as f:
     f.write(json.dumps({"flags": flags, "dirs": dirs, "corpus": sorted(os.listdir(dirs[0])), "pid": os.getpid(),
-                        "start": start, "live": live}) + "\n")
+                        "start": start, "live": live, "nice": os.getpriority(os.PRIO_PROCESS, 0)}) + "\n")
 runs, limit = int(flags["runs"]), int(flags["max_total_time"])
 mode = os.environ.get("STUB_MODE", "ok")
 n = sum(1 for _ in open("argv.log"))
@@ -91,6 +117,15 @@ if (mode == "crash" or (mode == "crash2" and n == 2) or
     print("==42== ERROR: libFuzzer: deadly signal")
     stats(min(runs, 300))
     bye(1)
+if mode == "timeout":
+    art = prefix + "timeout-%d" % n
+    with open(art, "w") as f:
+        f.write("input")
+    print("==%d== ERROR: libFuzzer: timeout after 25 seconds" % os.getpid())
+    print("artifact_prefix='%s'; Test unit written to %s" % (prefix, art))
+    print("SUMMARY: libFuzzer: timeout")
+    stats(min(runs, 300))
+    bye(70)
 if mode in ("sleep", "crash-s1", "slow-s1"):
     while time.time() - start < limit and rate * (time.time() - start) < runs:
         time.sleep(0.05)
@@ -835,6 +870,147 @@ class Campaign(unittest.TestCase):
                          (500, self.sha("pcp"), "tree-two", "beef" * 10))
         self.assertEqual([(t["tree"], t["targets"]) for t in d["trees"]],
                          [("tree-one", ["buddy"]), ("tree-two", ["buddy", "pcp"])])
+
+    # ---------------------------------------------------------------- timeout rechecks
+
+    def replays(self, name):
+        path = os.path.join(self.work, name, "replays.log")
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [json.loads(l) for l in f]
+
+    def test_a_starved_timeout_is_rechecked_and_not_counted(self):
+        # Every chunk "times out" (exit 70, a timeout-* file, as a starved
+        # nice-19 chunk does), but each input replays in 0.2 CPU s: starved.
+        # 4 chunks, more than STALL_LIMIT in a row, in slots 0 and 1.
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        out = self.run_nofp("--targets", "watermark", "--jobs", "2", "--execs", "1200", "--chunk", "30",
+                            "--nice", "3", env={"STUB_MODE": "timeout", "MMFUZZ_CHECK_LEVEL": "2"})
+        e = self.target("watermark")
+        self.assertEqual((e["execs"], e["goal_met"]), (1200, True))
+        self.assertNotIn("stopped", e)
+        fs = e["findings"]
+        self.assertEqual(len(fs), e["chunks"])
+        self.assertGreaterEqual(len(fs), 4)
+        crashes = os.path.join(self.work, "watermark", "crashes")
+        names = sorted(os.path.basename(f["path"]) for f in fs)
+        self.assertTrue(any(n.startswith("s1-timeout-") for n in names), names)
+        self.assertTrue(any(n.startswith("timeout-") for n in names), names)
+        for f in fs:
+            r = f["recheck"]
+            self.assertEqual((f["exit"], r["exit"], r["verdict"]), (70, 0, "starved"), f)
+            self.assertEqual(sorted(r), ["cpu_s", "date", "exit", "verdict", "wall_s"])
+            self.assertGreaterEqual(r["cpu_s"], 0.15, r)        # the replay's own CPU time, not ours
+            self.assertLess(r["cpu_s"], 25 / 4.0)
+            self.assertGreaterEqual(r["wall_s"], r["cpu_s"] * 0.5)
+            self.assertTrue(os.path.isfile(f["path"]), f)       # nothing hidden
+            with open(f["path"] + "-recheck.log") as fh:
+                self.assertIn("Executed %s" % f["path"], fh.read())
+        # Each replayed once, alone: the chunk's -timeout and options, no
+        # corpus or -runs, its nice and MMFUZZ_* settings.
+        reps = self.replays("watermark")
+        self.assertEqual(sorted(r["file"] for r in reps), sorted(f["path"] for f in fs))
+        chunk_nice = self.argv_log("watermark")[0]["nice"]
+        self.assertEqual(chunk_nice, max(3, own))
+        for r in reps:
+            self.assertEqual((r["flags"]["timeout"], r["flags"]["max_len"], r["nice"], r["mmfuzz"]),
+                             ("25", "4096", chunk_nice, {"MMFUZZ_CHECK_LEVEL": "2"}))
+            self.assertNotIn("runs", r["flags"])
+            self.assertNotEqual(r["cwd"], os.path.join(self.work, "watermark"))
+        # Counted as none: progress, table, exit 0, goal met.
+        self.assertRegex(out, r"\[watermark(/s1)?\] chunk \d+: .* 0 findings, \+\d starved timeouts?")
+        self.assertIn("starved timeout (chunk 1", out)
+        self.assertNotIn("FINDING", out)
+        self.assertRegex(out, r"watermark +ubsan +1,200 +yes +0 .*  \+%d starved timeouts\n" % len(fs))
+        self.assertIn("goal met: 1 target", out)
+        self.assertIn("%d starved timeouts: libFuzzer's -timeout (wall-clock) expired" % len(fs), out)
+
+    def test_a_timeout_that_times_out_again_is_a_finding(self):
+        out = self.run_nofp("--targets", "watermark", "--execs", "300", rc=1,
+                            env={"STUB_MODE": "timeout", "STUB_REPLAY": "hang"})
+        e = self.target("watermark")
+        self.assertEqual((e["execs"], e["goal_met"], len(e["findings"])), (300, False, 1))
+        f = e["findings"][0]
+        crashes = os.path.join(self.work, "watermark", "crashes")
+        self.assertEqual((f["path"], f["summary"]), (os.path.join(crashes, "timeout-1"), "SUMMARY: libFuzzer: timeout"))
+        self.assertEqual((f["recheck"]["exit"], f["recheck"]["verdict"]), (70, "timeout"))
+        self.assertIn("FINDING in watermark", out)
+        self.assertIn("recheck: exit 70", out)
+        self.assertRegex(out, r"\[watermark\] chunk 1: .* 1 finding\n")
+        self.assertRegex(out, r"watermark +ubsan +300 +no +1 +\d+ +\d+ c0ffeec\n")      # no "+N starved"
+        # The replay's own timeout file went to a scratch dir, not crashes/.
+        self.assertEqual(sorted(x for x in os.listdir(crashes) if not x.endswith(".log")), ["timeout-1"])
+        # The verdict: starved only for exit 0 in under a quarter of -timeout in CPU time.
+        self.assertEqual([nofp.verdict(rc, cpu, 25) for rc, cpu in ((0, 6.2), (0, 6.3), (1, 0.1), (-9, 0.0))],
+                         ["starved", "timeout", "timeout", "timeout"])
+        # A replay still running past its wall-clock bound is killed: a real timeout.
+        t0 = time.time()
+        os.environ["STUB_REPLAY"] = "sleep"
+        try:
+            r = nofp.Replay("watermark", nofp.binary_path(self.bdir, "watermark"), f["path"], 0, nofp.fuzz_env(),
+                            bound=0.5).wait()
+        finally:
+            del os.environ["STUB_REPLAY"]
+        self.assertEqual((r["exit"], r["verdict"]), (-signal.SIGKILL, "timeout"))
+        self.assertLess(time.time() - t0, 10)
+        self.assertLess(r["cpu_s"], 1)
+
+    def test_recheck_timeouts_of_an_existing_json(self):
+        # A JSON written before rechecks: two timeout findings without one.
+        self.run_nofp("--targets", "watermark,buddy", "--execs", "300", rc=1,
+                      env={"STUB_MODE": "timeout", "STUB_REPLAY": "hang", "MMFUZZ_CHECK_LEVEL": "2"})
+        d = self.doc()
+        for e in d["targets"]:
+            for f in e["findings"]:
+                del f["recheck"]
+        buddy = [e for e in d["targets"] if e["name"] == "buddy"][0]
+        wm = [e for e in d["targets"] if e["name"] == "watermark"][0]
+        buddy["findings"][0]["path"] = os.path.relpath(buddy["findings"][0]["path"], ROOT)   # as the campaign writes it
+        with open(self.json, "w") as f:
+            json.dump(d, f)
+        raw = self.raw()
+        # Another fuzz_watermark than the one its count ran: refused, nothing rechecked.
+        binary = nofp.binary_path(self.bdir, "watermark")
+        with open(binary, "rb") as f:
+            orig = f.read()
+        new = self.change_binary("watermark")
+        out = self.run_nofp("--recheck-timeouts", rc=2)
+        self.assertIn("%s is not the binary %s's watermark count ran: sha256 %s, the entry's %s" %
+                      (binary, self.json, new, wm["binary"]), out)
+        self.assertEqual(self.raw(), raw)
+        with open(binary, "wb") as f:
+            f.write(orig)
+        # Not while a campaign holds the work dir; not with --import.
+        with open(os.path.join(self.work, ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            out = self.run_nofp("--recheck-timeouts", rc=2)
+            self.assertIn("another fuzz_nofp run is using %s" % self.work, out)
+        out = self.run_nofp("--recheck-timeouts", "--import", self.json, rc=2)
+        self.assertIn("--recheck-timeouts cannot be combined with --import", out)
+        self.assertEqual(self.raw(), raw)
+        self.assertEqual((len(self.replays("buddy")), len(self.replays("watermark"))), (1, 1))  # the campaign's
+        # watermark's file is gone: "missing", a finding; buddy's replays fast:
+        # starved, with the JSON's checker settings, not ours.
+        os.unlink(wm["findings"][0]["path"])
+        out = self.run_nofp("--recheck-timeouts", rc=1, env={"MMFUZZ_OTHER": "1"})
+        lines = [l for l in out.splitlines() if not l.startswith("fuzz_nofp: ")]
+        self.assertEqual(len(lines), 2, out)
+        self.assertRegex(out, r"buddy %s: starved - replayed alone: exit 0, 0\.[0-9]+ CPU s" %
+                         buddy["findings"][0]["path"])
+        self.assertIn("watermark %s: missing - no such file; counts as a finding" % wm["findings"][0]["path"], out)
+        self.assertIn("2 rechecked: 1 starved (not counted), 1 real finding", out)
+        b, w = self.target("buddy"), self.target("watermark")
+        self.assertEqual((b["findings"][0]["recheck"]["verdict"], b["goal_met"]), ("starved", True))
+        self.assertGreaterEqual(b["findings"][0]["recheck"]["cpu_s"], 0.15)
+        self.assertEqual((w["findings"][0]["recheck"]["verdict"], w["goal_met"]), ("missing", False))
+        self.assertEqual(self.replays("buddy")[-1]["mmfuzz"], {"MMFUZZ_CHECK_LEVEL": "2"})
+        self.assertEqual(len(self.replays("buddy")), 2)
+        # Nothing left to recheck; buddy's totals no longer fail a campaign.
+        out = self.run_nofp("--recheck-timeouts")
+        self.assertIn("no timeout finding without a recheck", out)
+        self.run_nofp("--targets", "buddy", "--execs", "600", env={"MMFUZZ_CHECK_LEVEL": "2"})
+        self.run_nofp("--targets", "watermark", "--execs", "600", rc=1, env={"MMFUZZ_CHECK_LEVEL": "2"})
 
     def test_decide(self):
         ident = {"tree": "t", "build": "ubsan", "checker_env": {}}

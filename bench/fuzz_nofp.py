@@ -778,9 +778,11 @@ def report_finding(name, f, build):
     bar = "!" * 78
     replay = "./mmfuzz repro %s %s" % (name, f["path"]) if f["path"] else "no input file: see the log"
     r = f.get("recheck")
-    again = ("\n!! recheck: exit %s, %.2f CPU s, %.2f s wall: %s" % (r["exit"], r["cpu_s"], r["wall_s"], r["verdict"])
-             if isinstance(r, dict) and r.get("cpu_s") is not None else
-             "\n!! recheck: none (interrupted; bench/fuzz_nofp.py --recheck-timeouts)" if is_timeout(f) else "")
+    if isinstance(r, dict):
+        again = "\n!! recheck: " + (r["verdict"] if r.get("cpu_s") is None else "exit %s, %.2f CPU s, %.2f s wall: %s" %
+                                    (r["exit"], r["cpu_s"], r["wall_s"], r["verdict"]))
+    else:
+        again = "\n!! recheck: none (interrupted; bench/fuzz_nofp.py --recheck-timeouts)" if is_timeout(f) else ""
     print("%s\n!! FINDING in %s (%s build, chunk %d%s): %s\n!! %s%s\n!! replay: %s\n!! log: %s\n%s" %
           (bar, name, build, f["chunk"], ", slot %d" % f["slot"] if f.get("slot") else "",
            f["path"] or "(no input file)", f["summary"], again, replay, f["log"], bar), flush=True)
@@ -932,10 +934,10 @@ def campaign(doc, names, a, stamp, work, json_path):
                 c.send(signal.SIGINT, "interrupt")   # libFuzzer prints its final stats and exits 72
             kill_at = time.monotonic() + 30
             if rechecks:
-                log("%d timeout recheck%s left unfinished: %s count%s as findings until "
-                    "bench/fuzz_nofp.py --recheck-timeouts" % (len(rechecks), "" if len(rechecks) == 1 else "s",
-                                                                "they" if len(rechecks) > 1 else "it",
-                                                                "" if len(rechecks) > 1 else "s"))
+                n = len(rechecks)
+                log("%d timeout recheck%s left unfinished: %s finding%s count%s until bench/fuzz_nofp.py "
+                    "--recheck-timeouts" % (n, "" if n == 1 else "s", "its" if n == 1 else "their",
+                                            "" if n == 1 else "s", "s" if n == 1 else ""))
             for r in list(rechecks):
                 r[0].kill()
                 recheck_done(r, None)
@@ -1200,12 +1202,13 @@ def parse_args(argv):
                     help="libFuzzer processes at once (default 1); more than the targets: up to "
                          "ceil(J / targets) chunks of each target at once (\"chunks\" below)")
     ap.add_argument("--nice", type=positive(int, 0, 19), default=19, metavar="K",
-                    help="nice level of the builds and libFuzzer (default 19: a shared machine)")
+                    help="nice level of the builds, libFuzzer and the timeout rechecks (default 19: a shared "
+                         "machine)")
     ap.add_argument("--chunk", type=positive(int), default=300, metavar="S",
                     help="seconds per libFuzzer run (default 300)")
     ap.add_argument("--budget", type=positive(float, 1), metavar="S",
                     help="overall wall-clock limit: no chunk runs past it; what was counted is kept")
-    ap.add_argument("--build", choices=sorted(BUILDS), default="ubsan", help="which build (default ubsan; below)")
+    ap.add_argument("--build", choices=sorted(BUILDS), help="which build (default ubsan; below)")
     ap.add_argument("--json", metavar="FILE", help="results (default bench/results/fuzz_nofp.json)")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: %d execs per target, %d s chunks, its own build and work dirs "
@@ -1240,7 +1243,8 @@ def parse_args(argv):
         if bad:
             raise UsageError("--import cannot be combined with %s" % " or ".join(bad))
     a.work_given, a.build_dir_given = a.work is not None, a.build_dir is not None
-    a.build_given = any(x == "--build" or x.startswith("--build=") for x in argv)
+    a.build_given = a.build is not None
+    a.build = a.build or "ubsan"
     known = all_targets()
     names = []
     for t in (x.strip() for x in a.targets.split(",")):

@@ -14,7 +14,12 @@ a changed binary, an unreadable JSON, a second run on a busy work dir and
 bad arguments are refused.  --import: the totals of result files run
 elsewhere add up, each file once, only for the same build and checker settings
 and, per target, the same binary (the same tree for entries without one),
-with their findings tagged, under the work dir's lock.
+with their findings tagged, under the work dir's lock.  Timeouts: a chunk's
+timeout-* file (any slot) is replayed alone with the chunk's options, nice
+and MMFUZZ_* settings; a fast clean replay makes it a "starved" timeout -
+kept, not counted (goal, exit status, stop rule) -, one that times out again
+a finding; --recheck-timeouts does it for a JSON's unrechecked timeouts
+(another binary refused, a missing file a finding).
 Seconds, no build.  usage: python3 tests/bench_fuzz_nofp_test.py [-v]
 """
 import fcntl
@@ -948,10 +953,15 @@ class Campaign(unittest.TestCase):
         t0 = time.time()
         os.environ["STUB_REPLAY"] = "sleep"
         try:
-            r = nofp.Replay("watermark", nofp.binary_path(self.bdir, "watermark"), f["path"], 0, nofp.fuzz_env(),
-                            bound=0.5).wait()
+            rep = nofp.Replay("watermark", nofp.binary_path(self.bdir, "watermark"), f["path"], 0, nofp.fuzz_env(),
+                              bound=0.5)
         finally:
             del os.environ["STUB_REPLAY"]
+        while rep.poll() is None and time.time() - t0 < 10:
+            time.sleep(0.05)
+        r = rep.result
+        rep.kill()                      # a no-op once it ended
+        self.assertIsNotNone(r, "the replay still ran 10 s after its 0.5 s bound")
         self.assertEqual((r["exit"], r["verdict"]), (-signal.SIGKILL, "timeout"))
         self.assertLess(time.time() - t0, 10)
         self.assertLess(r["cpu_s"], 1)

@@ -262,9 +262,13 @@ def check_binaries(stamp, build_dir, names):
 
 # ------------------------------------------------------------------ results: continue or start fresh
 
+# Set by the front door (./mmfuzz) for its verbs: where the checkout is, not a checker setting.
+NOT_CHECKER_ENV = ("MMFUZZ_ROOT",)
+
+
 def checker_env():
     """The MMFUZZ_* settings the runs inherit (none: the targets' own check levels)."""
-    return {k: v for k, v in sorted(os.environ.items()) if k.startswith("MMFUZZ_")}
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith("MMFUZZ_") and k not in NOT_CHECKER_ENV}
 
 
 def identity(stamp, build):
@@ -560,7 +564,7 @@ def target_timeout(name):
 def fuzz_env(checker=None):
     """The environment of a chunk or replay: ours, with sanitizer defaults;
     with checker (a JSON's checker_env), exactly those MMFUZZ_* settings."""
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k not in NOT_CHECKER_ENV}
     if checker is not None:
         env = {k: v for k, v in env.items() if not k.startswith("MMFUZZ_")}
         env.update(checker)

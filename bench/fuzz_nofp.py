@@ -540,9 +540,14 @@ def real_findings(e):
     return [f for f in e["findings"] if not starved(f)]
 
 
+def starved_count(e):
+    """How many of e's findings are starved timeouts (listed, not counted)."""
+    return sum(1 for f in e["findings"] if starved(f))
+
+
 def findings_text(e):
     """"N finding(s)" of the real ones, and "+M starved timeout(s)" when there are any."""
-    n, m = len(real_findings(e)), len(e["findings"]) - len(real_findings(e))
+    n, m = len(real_findings(e)), starved_count(e)
     return "%d finding%s%s" % (n, "" if n == 1 else "s",
                                ", +%d starved timeout%s" % (m, "" if m == 1 else "s") if m else "")
 
@@ -1018,7 +1023,7 @@ def print_table(doc, names, goal):
         e = entry(doc, n)
         finish_entry(e, goal)
         since = e.get("since") if isinstance(e.get("since"), dict) else {}
-        m = len(e["findings"]) - len(real_findings(e))
+        m = starved_count(e)
         print("%-9s %-6s %12s %8s %8d %12.0f %10.0f %s%s" % (n, e["build"], human(e["execs"]),
                                                              "yes" if e["goal_met"] else "no", len(real_findings(e)),
                                                              e["exec_per_s"], e["exec_per_cpu_s"],

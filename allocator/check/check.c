@@ -150,6 +150,32 @@ static bool pfn_range_valid(const struct mm *mm, unsigned long pfn, unsigned lon
 	return true;
 }
 
+/*
+ * B1's per-page tests of a free block's @nr pages, every pfn of which is
+ * memory, folded into one word without a branch per page: the zone in
+ * flags, no reference, no owner, not PG_slab, and PageBuddy on the head
+ * alone (6.6's page_is_buddy() trusts the head; __free_one_page() clears
+ * the buddy's mark when it merges).  Level 3 visits every page of every
+ * free block, most of a small machine's memmap, after every fuzz input;
+ * a block that fails goes to the walk in check_free_block(), which names
+ * the first page.
+ */
+static bool free_block_pages_clean(const struct page *page, unsigned long nr, unsigned int zone_idx)
+{
+	const unsigned long zone_bits = (unsigned long)zone_idx << ZONES_PGSHIFT;
+	const unsigned long zone_mask = ZONES_MASK << ZONES_PGSHIFT;
+	const unsigned long tail_flags = (1UL << PG_slab) | (1UL << PG_buddy);
+	unsigned long bad = (page->flags & (1UL << PG_slab)) | ((page->flags & zone_mask) ^ zone_bits);
+
+	bad |= (unsigned int)page_count(page) | page->owner_order;
+	for (unsigned long i = 1; i < nr; i++) {
+		const struct page *p = page + i;
+		unsigned long f = p->flags;
+		bad |= (f & tail_flags) | ((f & zone_mask) ^ zone_bits) | (unsigned int)page_count(p) | p->owner_order;
+	}
+	return !bad;
+}
+
 static bool check_free_block(struct mm *mm, struct zone *zone, struct page *page, unsigned int order,
 			     int mt, int level, struct mm_violation *v)
 {
@@ -188,7 +214,9 @@ static bool check_free_block(struct mm *mm, struct zone *zone, struct page *page
 	 * O(free blocks).
 	 */
 	bool all_valid = level >= 3 && pfn_range_valid(mm, pfn, nr);
-	for (unsigned long i = 0; i < nr; i = (level >= 3 || i + 1 == nr) ? i + 1 : nr - 1) {
+	/* The pages to walk one by one: none when every page passed already. */
+	unsigned long walk = all_valid && free_block_pages_clean(page, nr, (unsigned int)zone->idx) ? 0 : nr;
+	for (unsigned long i = 0; i < walk; i = (level >= 3 || i + 1 == walk) ? i + 1 : walk - 1) {
 		if (!all_valid && !__pfn_valid(mm, pfn + i))
 			return mm_violate(v, MM_INV_B1, zone->idx, -1, pfn + i, order, 1, 0,
 					  "zone %s: order-%u block at pfn %#lx covers pfn %#lx, which is a hole",

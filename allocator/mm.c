@@ -493,7 +493,6 @@ int mm_reset(struct mm *mm)
 			atomic_store(&zone->vm_stat[i], 0);
 		atomic_store(&zone->managed_pages, 0);
 		zone->nr_reserved_highatomic = 0;
-		pageblock_set_boot_types(mm, zone);
 	}
 	for (int i = 0; i < NR_VM_EVENT_ITEMS; i++)
 		atomic_store(&mm->vm_events[i], 0);
@@ -504,8 +503,10 @@ int mm_reset(struct mm *mm)
 	mm->client_walk = NULL;
 	mm->client_ctx = NULL;
 	if (mm->boot) {
-		boot_snapshot_restore(mm, allocated != 0);
+		boot_snapshot_restore(mm, allocated != 0);   /* the pageblock types too */
 	} else {
+		for (int z = 0; z < MAX_NR_ZONES; z++)
+			pageblock_set_boot_types(mm, &mm->zones[z]);
 		memmap_init_pages(mm);
 		mm_free_all_memory(mm);
 	}

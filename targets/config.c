@@ -32,6 +32,7 @@
 #include "common/cgen.h"
 #include "common/configs.h"
 #include "common/harness.h"
+#include "common/pages.h"
 
 #define MAX_CREATE_SPAN   (1UL << 15)     /* pages: every named config (default: 24,575) is created;
 					   larger valid configs are only validated, to stay fast */
@@ -266,23 +267,36 @@ static void exercise(struct mf_ctx *c, struct mm *mm)
 	struct page *p[MAX_NR_ZONES][4];
 	unsigned int order[4];
 
+	struct mf_baseline base, now;
+	char why[256];
+
 	c->mm = mm;
 	mf_check(c, 3);
+	mf_baseline_capture(mm, &base);
 	for (unsigned int o = 0; o < 4; o++)
 		order[o] = o <= cfg.max_order ? o : 0;
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		for (unsigned int o = 0; o < 4; o++) {
 			p[z][o] = alloc_pages(mm, zone_gfp[z] | GFP_KERNEL | __GFP_NORETRY, order[o]);
-			if (p[z][o])
-				memset(page_address(mm, p[z][o]), 0x5a, MM_PAGE_SIZE << order[o]);
+			if (!p[z][o])
+				continue;
+			mf_page_check_placement(c, p[z][o], order[o], zone_gfp[z] | GFP_KERNEL);
+			memset(page_address(mm, p[z][o]), 0x5a, MM_PAGE_SIZE << order[o]);
 		}
-	mf_check(c, 2);
+	mf_check(c, 3);     /* B4 counts the allocated pages from the memmap (no client walker here) */
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		for (unsigned int o = 0; o < 4; o++)
 			if (p[z][o])
 				__free_pages(mm, p[z][o], order[o]);
 	drain_all_pages(mm, NULL);
 	mf_check(c, 2);
+	/* Destroys cleanly: with everything freed and drained, every page is back where it started. */
+	mf_baseline_capture(mm, &now);
+	if (!mf_baseline_same(&base, &now, true, true, NULL, why, sizeof(why)))
+		mf_fail(c, "C1", "a valid config after freeing and draining what it allocated: %s", why);
+	if (mm_nr_reports(mm))
+		mf_fail(c, "C1", "a valid config: %lu allocator report(s) for legitimate calls: %s", mm_nr_reports(mm),
+			mm_last_report(mm)->msg);
 	mm_reset(mm);
 	mf_check(c, 3);
 	c->mm = NULL;
@@ -500,7 +514,7 @@ static void config_stats(void)
  * The C file's checks: validate() as try_config() checks mm_config_validate
  * (the verdict the reference gives, the same verdict with any buffer, no
  * byte written past it); create() as mm_create is checked, then
- * exercise()d as here.
+ * exercise()d as here (the free-page counts stand for the whole baseline).
  */
 static void config_cgen_prologue(struct mf_ctx *c, FILE *f)
 {
@@ -522,16 +536,23 @@ static void config_cgen_prologue(struct mf_ctx *c, FILE *f)
 	      "}\n"
 	      "UNUSED static void exercise(int op)\n"
 	      "{\n\tstatic const gfp_t zg[4] = { __GFP_DMA, __GFP_DMA32, 0, __GFP_HIGHMEM | __GFP_MOVABLE };\n"
-	      "\tstruct page *p[4][4];\n\tunsigned order[4];\n"
+	      "\tstruct page *p[4][4];\n\tunsigned order[4];\n\tunsigned long free0[4];\n"
 	      "\tcheck_at(op, 3);\n"
+	      "\tfor (int z = 0; z < 4; z++)\n\t\tfree0[z] = mm_zone_page_state(mm, z, NR_FREE_PAGES);\n"
 	      "\tfor (unsigned o = 0; o < 4; o++)\n\t\torder[o] = o <= ccfg.max_order ? o : 0;\n"
 	      "\tfor (int z = 0; z < 4; z++)\n\t\tfor (unsigned o = 0; o < 4; o++) {\n"
 	      "\t\t\tp[z][o] = alloc_pages(mm, zg[z] | GFP_KERNEL | __GFP_NORETRY, order[o]);\n"
-	      "\t\t\tif (p[z][o])\n\t\t\t\tmemset(page_address(mm, p[z][o]), 0x5a, MM_PAGE_SIZE << order[o]);\n\t\t}\n"
-	      "\tcheck_at(op, 2);\n"
+	      "\t\t\tif (!p[z][o])\n\t\t\t\tcontinue;\n"
+	      "\t\t\texpect(op, !(page_to_pfn(mm, p[z][o]) & ((1UL << order[o]) - 1)), \"aligned to its order\");\n"
+	      "\t\t\tmemset(page_address(mm, p[z][o]), 0x5a, MM_PAGE_SIZE << order[o]);\n\t\t}\n"
+	      "\tcheck_at(op, 3);\n"
 	      "\tfor (int z = 0; z < 4; z++)\n\t\tfor (unsigned o = 0; o < 4; o++)\n\t\t\tif (p[z][o])\n"
 	      "\t\t\t\t__free_pages(mm, p[z][o], order[o]);\n"
-	      "\tdrain_all_pages(mm, NULL);\n\tcheck_at(op, 2);\n\tmm_reset(mm);\n\tcheck_at(op, 3);\n}\n"
+	      "\tdrain_all_pages(mm, NULL);\n\tcheck_at(op, 2);\n"
+	      "\tfor (int z = 0; z < 4; z++)\n"
+	      "\t\texpect(op, mm_zone_page_state(mm, z, NR_FREE_PAGES) == free0[z], \"every page freed comes back\");\n"
+	      "\texpect(op, mm_nr_reports(mm) == 0, \"no allocator report for legitimate calls\");\n"
+	      "\tmm_reset(mm);\n\tcheck_at(op, 3);\n}\n"
 	      "UNUSED static void create(int op, unsigned errlen, int want_bad)\n"
 	      "{\n\tchar e[ERRBUF];\n"
 	      "\tmemset(e, 0xa5, sizeof(e));\n"

@@ -50,12 +50,10 @@ void mf_pages_end(struct mf_ctx *c)
 	}
 }
 
-struct mf_alloc *mf_page_take(struct mf_ctx *c, struct page *page, unsigned int order, gfp_t gfp,
-			      unsigned int kind, bool zeroed)
+void mf_page_check_placement(struct mf_ctx *c, struct page *page, unsigned int order, gfp_t gfp)
 {
 	const struct mm_config *cfg = mf_config(c);
 	unsigned long pfn = page_to_pfn(c->mm, page), nr = 1UL << order;
-	void *addr = page_address(c->mm, page);
 	int z = mf_zone_of_pfn(cfg, pfn), hz = mf_gfp_zone(gfp);
 
 	if (order > cfg->max_order)
@@ -69,6 +67,15 @@ struct mf_alloc *mf_page_take(struct mf_ctx *c, struct page *page, unsigned int 
 		if (!pfn_valid(c->mm, pfn + i) || mf_zone_of_pfn(cfg, pfn + i) != z)
 			mf_fail(c, "C1", "order-%u allocation at pfn %#lx covers pfn %#lx, %s", order, pfn, pfn + i,
 				pfn_valid(c->mm, pfn + i) ? "of another zone" : "which does not exist");
+}
+
+struct mf_alloc *mf_page_take(struct mf_ctx *c, struct page *page, unsigned int order, gfp_t gfp,
+			      unsigned int kind, bool zeroed)
+{
+	unsigned long pfn = page_to_pfn(c->mm, page), nr = 1UL << order;
+	void *addr = page_address(c->mm, page);
+
+	mf_page_check_placement(c, page, order, gfp);
 	if (pfn_to_page(c->mm, pfn) != page || virt_to_page(c->mm, addr) != page)
 		mf_fail(c, "C1", "pfn %#lx: pfn_to_page / virt_to_page / page_address disagree", pfn);
 	if ((gfp & __GFP_COMP) && order) {

@@ -42,6 +42,8 @@ void mf_pages_end(struct mf_ctx *c);
 int mf_zone_of_pfn(const struct mm_config *cfg, unsigned long pfn);
 const char *mf_zone_name(int z);
 
+/* Where @page of @order allocated with @gfp may be: C1 unless aligned, memory of one zone the gfp allows. */
+void mf_page_check_placement(struct mf_ctx *c, struct page *page, unsigned int order, gfp_t gfp);
 /* Check @page of @order allocated with @gfp, then add it to the shadow. */
 struct mf_alloc *mf_page_take(struct mf_ctx *c, struct page *page, unsigned int order, gfp_t gfp,
 			      unsigned int kind, bool zeroed);

@@ -283,10 +283,10 @@ static void op_bad_interior(struct mf_ctx *c, struct mf_op *op)
 	struct mf_baseline before;
 	struct mf_alloc *a = NULL;
 
-	/* The first live allocation of order >= 1 from idx on. */
+	/* The first live page allocation of order >= 1 from idx on (one pass over the live list). */
 	for (unsigned int k = 0; k < mf_shadow_count(c->sh) && !a; k++) {
-		struct mf_alloc *x = mf_shadow_pick_kind(c->sh, (unsigned long)op->a[0] + k, 1u << K_PAGES);
-		if (x && x->order)
+		struct mf_alloc *x = mf_shadow_pick(c->sh, (unsigned long)op->a[0] + k);
+		if (x->kind == K_PAGES && x->order)
 			a = x;
 	}
 	if (!a) {
@@ -360,6 +360,14 @@ static void op_bad_addr(struct mf_ctx *c, struct mf_op *op)
 			"expect(%u, mm_nr_reports(mm) == r, \"free_pages(0) is a silent no-op\"); }\n", order, c->cur);
 		if (mm_nr_reports(c->mm) != c->reports_before)
 			mf_fail(c, "C1", "free_pages(mm, 0, %u) must be a silent no-op, it was reported", order);
+		{
+			struct mf_baseline after;
+			char why[256];
+			mf_baseline_capture(c->mm, &after);
+			if (!mf_baseline_same(&before, &after, true, true, NULL, why, sizeof(why)))
+				mf_fail(c, "C1", "free_pages(mm, 0, %u) must be a no-op, but it changed the allocator: %s",
+					order, why);
+		}
 		op->res[0] = -4;
 		return;
 	case BA_STRAY: {

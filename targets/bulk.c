@@ -136,14 +136,10 @@ static void take(struct mf_ctx *c, struct page *page, gfp_t gfp, const char *how
 static unsigned int pick_order0(struct mf_ctx *c, unsigned long idx, unsigned int n, struct mf_alloc **out)
 {
 	unsigned int got = 0, count = mf_shadow_count(c->sh);
+	/* One pass over the live list: each entry is seen once, so none is picked twice. */
 	for (unsigned int k = 0; k < count && got < n; k++) {
-		struct mf_alloc *a = mf_shadow_pick_kind(c->sh, idx + k, 1u << K_PAGES);
-		if (!a || a->order != 0)
-			continue;
-		bool dup = false;
-		for (unsigned int j = 0; j < got; j++)
-			dup |= out[j] == a;
-		if (!dup)
+		struct mf_alloc *a = mf_shadow_pick(c->sh, idx + k);
+		if (a->kind == K_PAGES && a->order == 0)
 			out[got++] = a;
 	}
 	return got;

@@ -508,7 +508,7 @@ static const struct mf_opdesc buddy_ops[] = {
 	  { MF_A_INT("order", 0, 0), MF_A_GFP("gfp") } },
 	{ "free", "__free_pages of a live allocation", mf_op_free, mf_note_free, { MF_A_IDX("idx") } },
 	{ "free_addr", "free_pages(address) of a live allocation", mf_op_free_addr, mf_note_free, { MF_A_IDX("idx") } },
-	{ "touch", "rewrite every byte of a live allocation (after checking it)", mf_op_touch, mf_note_free,
+	{ "touch", "check a live allocation's pattern, then write it anew (sampled words: pages are over 512 bytes)", mf_op_touch, mf_note_free,
 	  { MF_A_IDX("idx") } },
 	{ "alloc_many", "up to n allocations, until one fails", op_alloc_many, mf_note_count,
 	  { MF_A_INT("n", 1, 64), MF_A_INT("order", 0, MM_MAX_ORDER_LIMIT), MF_A_GFP("gfp") } },

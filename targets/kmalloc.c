@@ -871,7 +871,7 @@ static const struct mf_opdesc kmalloc_ops[] = {
 	  { MF_A_IDX("idx"), SIZE_ARGS, MF_A_ENUM("gfp", gfps), MF_A_BOOL("null"), MF_A_INT("cpu", 0, 3) } },
 	{ "ksize", "ksize of a live allocation: at least its size, stable", w_op_ksize, note_alloc,
 	  { MF_A_IDX("idx") } },
-	{ "touch", "rewrite every byte of a live allocation (after checking it)", w_op_touch, note_alloc,
+	{ "touch", "check a live allocation's pattern, then write it anew (every byte up to 512, sampled words above)", w_op_touch, note_alloc,
 	  { MF_A_IDX("idx") } },
 	{ "roundup", "kmalloc_size_roundup of size, and kmalloc_slab of size for every gfp (each type's bucket)",
 	  w_op_roundup, note_roundup, { SIZE_ARGS } },

@@ -737,7 +737,7 @@ static const struct mf_opdesc pcp_ops[] = {
 	  w_op_free_on, mf_note_count, { MF_A_INT("cpu", 0, 3), MF_A_IDX("idx"), MF_A_INT("n", 1, 32) } },
 	{ "free_many", "free n live allocations from idx on", w_mf_op_free_many, mf_note_count,
 	  { MF_A_INT("n", 1, 64), MF_A_IDX("idx") } },
-	{ "touch", "rewrite a live allocation (after checking it)", w_mf_op_touch, mf_note_free, { MF_A_IDX("idx") } },
+	{ "touch", "check a live allocation's pattern, then write it anew", w_mf_op_touch, mf_note_free, { MF_A_IDX("idx") } },
 	{ "drain_local", "drain_local_pages(zone) (all: NULL)", w_op_drain_local, note_res,
 	  { MF_A_ENUM("zone", zone_sel) } },
 	{ "drain_all", "drain_all_pages(zone) (all: NULL)", w_op_drain_all, note_res, { MF_A_ENUM("zone", zone_sel) } },

@@ -825,8 +825,11 @@ static bool sched_begin(struct mf_ctx *c, const struct mf_op *setup)
 	c->cur = c->nops ? c->nops - 1 : 0;
 	if (mm_cpu_attach(c->mm, 0) < 0)
 		mf_fail(c, "harness", "the scheduler's thread cannot attach vCPU 0 after the run");
-	if (c->final_level > 0)
+	if (c->final_level > 0) {
+		c->final_check = true;
 		mf_check(c, c->final_level);
+		c->final_check = false;
+	}
 	teardown(c);
 	return false;       /* everything is done: the harness has nothing left to run */
 }

@@ -1412,7 +1412,7 @@ static const struct mf_opdesc slub_ops[] = {
 	  { MF_A_IDX("cache"), MF_A_INT("cpu", 0, 3), MF_A_BOOL("zero") } },
 	{ "free", "kmem_cache_free of a live object on vCPU cpu (remote when not its owner)", w_op_free, note_obj,
 	  { MF_A_IDX("idx"), MF_A_INT("cpu", 0, 3) } },
-	{ "touch", "rewrite every byte of a live object (after checking it)", w_op_touch, note_obj,
+	{ "touch", "check a live object's pattern, then write it anew (every byte up to 512, sampled words above)", w_op_touch, note_obj,
 	  { MF_A_IDX("idx") } },
 	{ "alloc_bulk", "kmem_cache_alloc_bulk of n objects (all or nothing; zero: with __GFP_ZERO, the objects "
 	  "zero)", w_op_alloc_bulk, note_count,

@@ -155,6 +155,9 @@ void mf_fail(struct mf_ctx *c, const char *inv, const char *fmt, ...)
 	else if (c->tearing_down)
 		fprintf(stderr, "\n==mmfuzz== VIOLATION %s in target %s, at teardown after op [%u] (of %u)\n",
 			inv, c->t->name, c->nops - 1, c->nops);
+	else if (c->final_check)   /* any op so far may have caused it: the per-op level could not see it */
+		fprintf(stderr, "\n==mmfuzz== VIOLATION %s in target %s, at the final level-%d check after op [%u] (of %u)\n",
+			inv, c->t->name, c->final_level, c->nops - 1, c->nops);
 	else
 		fprintf(stderr, "\n==mmfuzz== VIOLATION %s in target %s, at op [%u] %s (of %u)\n", inv, c->t->name,
 			c->cur, c->t->ops[c->prog[c->cur].kind].name, c->nops);
@@ -165,8 +168,8 @@ void mf_fail(struct mf_ctx *c, const char *inv, const char *fmt, ...)
 		mf_print_program(stderr, c->t, &c->setup, c->prog, 0, -1, true);
 	else
 		mf_print_program(stderr, c->t, &c->setup, c->prog,
-				 c->tearing_down || !c->nops ? c->nops : c->cur + 1,
-				 c->tearing_down || !c->nops ? -1 : (int)c->cur, true);
+				 c->tearing_down || c->final_check || !c->nops ? c->nops : c->cur + 1,
+				 c->tearing_down || c->final_check || !c->nops ? -1 : (int)c->cur, true);
 	if (c->input_name)
 		fprintf(stderr, "==mmfuzz== input: %s  (./mmfuzz repro %s %s; ./mmfuzz trace %s %s --c repro.c)\n",
 			c->input_name, c->t->name, c->input_name, c->t->name, c->input_name);
@@ -267,7 +270,9 @@ int mf_run_input(const struct mf_target *t, const uint8_t *data, size_t size)
 	 */
 	if (c.final_level > c.check_level) {
 		c.cur = c.nops ? c.nops - 1 : 0;
+		c.final_check = true;
 		mf_check(&c, c.final_level);
+		c.final_check = false;
 		MF_C(&c, "\tcheck_at(%u, FINAL_LEVEL);\n", c.cur);
 	}
 

@@ -2,7 +2,7 @@
 /*
  * harness.h - the op-program fuzz harness shared by every target.
  *
- * An input is a setup record followed by op records (decode.c says how the
+ * An input is a setup record followed by op records (program.c says how the
  * bytes are split and read).  Every input decodes to a valid program: each
  * argument is taken into its declared range, indices into the live
  * allocations are taken modulo the live count when the op runs.  A target
@@ -32,7 +32,7 @@
 #define MF_MAX_ARGS   20            /* arguments of one op */
 #define MF_MAX_OPS    2048          /* ops of one input; the rest is ignored */
 #define MF_NR_RES     4             /* values an op records for its note */
-#define MF_SEP        0x5c          /* record separator ('\\'), see decode.c */
+#define MF_SEP        0x5c          /* record separator ('\\'), see program.c */
 
 /* ------------------------------------------------------------ op tables */
 
@@ -142,6 +142,7 @@ struct mf_ctx {
 	unsigned int cur;               /* index of the op running */
 	int check_level, final_level;
 	bool in_setup;                  /* checking the state setup left, before op [0] */
+	bool final_check;               /* the deeper check on the state the last op left */
 	bool tearing_down;
 	const char *input_name;         /* file being replayed, if known */
 	FILE *trace;                    /* print each op as it runs (MMFUZZ_TRACE) */

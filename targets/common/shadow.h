@@ -16,8 +16,8 @@
  *   always     its contents are the pattern derived from its id and
  *              generation, from the moment it is added until it is removed
  *              (checked on free, on touch and at teardown).
- * Patterns: allocations up to MF_FULL_FILL_MAX bytes (slab objects; all of
- * them with MMFUZZ_FILL_FULL=1) are filled word by word; larger ones get
+ * Patterns: allocations up to MF_FULL_FILL_MAX bytes (most slab objects;
+ * every allocation with MMFUZZ_FILL_FULL=1) are filled word by word; larger ones get
  * three words per 4 KiB page (first, last and one chosen by the id) and the
  * word at the middle of the allocation (where SLUB keeps its free pointer),
  * enough to see another allocation, a free pointer or a stray memset land on

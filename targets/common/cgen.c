@@ -306,6 +306,19 @@ void mf_cgen_begin(struct mf_ctx *c)
 	if (c->t->cgen_prologue)
 		c->t->cgen_prologue(c, f);
 	fprintf(f, "int main(void)\n{\n\tstruct mm_config cfg;\n\tchar err[256];\n\n");
+	/*
+	 * The fuzz run's environment, as far as the allocator reads it:
+	 * mm_create() applies MMFUZZ_SLUB, so the C file sets (or clears) it
+	 * itself rather than depend on the environment it runs in.
+	 */
+	const char *slub = getenv("MMFUZZ_SLUB");
+	if (slub) {
+		fprintf(f, "\tsetenv(\"MMFUZZ_SLUB\", ");
+		mf_cgen_str(f, slub);
+		fprintf(f, ", 1);   /* the fuzz run's MMFUZZ_SLUB: options applied at mm_create() */\n");
+	} else {
+		fprintf(f, "\tunsetenv(\"MMFUZZ_SLUB\");   /* the fuzz run had none: options applied at mm_create() */\n");
+	}
 }
 
 void mf_cgen_config(struct mf_ctx *c, const struct mm_config *g)
@@ -339,7 +352,10 @@ void mf_cgen_config(struct mf_ctx *c, const struct mm_config *g)
 	 * What mf_instance() does: every input starts from mm_reset()'s state,
 	 * on vCPU 0, checked at the per-op level before the first op.
 	 */
-	fprintf(f, "\tmm_reset(mm);\n\tmm_cpu_attach(mm, 0);\n\tcheck(-1);\n");
+	fprintf(f, "\tmm_reset(mm);\n");
+	if (!mf_env_ulong("MMFUZZ_CHECK_INCREMENTAL", 1))   /* instance.c's attach() */
+		fprintf(f, "\tmm_check_set_incremental(mm, false);   /* MMFUZZ_CHECK_INCREMENTAL=0 */\n");
+	fprintf(f, "\tmm_cpu_attach(mm, 0);\n\tcheck(-1);\n");
 }
 
 void mf_cgen_hook_prologue(struct mf_ctx *c, FILE *f)

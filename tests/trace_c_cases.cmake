@@ -1,0 +1,78 @@
+# trace_c_cases: the standalone C reproducer (fuzz_T --c OUT.c FILE) in the
+# cases the seeds of trace_c do not reach:
+#
+#   env       the fuzz run's MMFUZZ_SLUB (options mm_create() applies) is
+#             written into the C file: corpus/slub/src/basic.txt run with
+#             MMFUZZ_SLUB=slub_fail_new_slab=2 (its allocations fail) gives a
+#             C file that exits 0 in an environment without it, and the
+#             file of a run without it exits 0 in an environment with it.
+#
+# Each C file is compiled with -Wall -Wextra -Werror against this build's
+# libmmalloc.a.  Debug preset only, like trace_c.
+if(NOT CMAKE_SCRIPT_MODE_FILE)
+  if(MM_TEST_HOOKS AND CMAKE_BUILD_TYPE STREQUAL "Debug" AND CMAKE_C_COMPILER_ID STREQUAL "GNU"
+     AND MM_SANITIZE STREQUAL "" AND MM_ENGINE STREQUAL "none" AND "${MM_INJECT}" STREQUAL "")
+    set(bins "")
+    foreach(t buddy pcp slub)
+      list(APPEND bins "-DFUZZ_${t}=$<TARGET_FILE:fuzz_${t}>")
+    endforeach()
+    add_test(NAME trace_c_cases
+             COMMAND ${CMAKE_COMMAND} -DSRC=${PROJECT_SOURCE_DIR} -DREF=${CMAKE_BINARY_DIR}
+                     -DWORK=${CMAKE_CURRENT_BINARY_DIR}/trace-c-cases -DCC=${CMAKE_C_COMPILER}
+                     -DFLAGS=${CMAKE_C_FLAGS_DEBUG} -DDEBUG_LEVEL=${MM_DEBUG} -DWERROR=${MM_WERROR}
+                     -DLIB=$<TARGET_FILE:mmalloc> ${bins}
+                     -P ${CMAKE_CURRENT_LIST_FILE})
+    set_tests_properties(trace_c_cases PROPERTIES PASS_REGULAR_EXPRESSION "TRACE-C-CASES-OK" TIMEOUT 300)
+  endif()
+  return()
+endif()
+
+# ---------------------------------------------------------------- the script
+
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(cflags -std=gnu11 -Wall -Wextra -Werror -I${SRC}/allocator/include)
+
+# write(T INPUT OUT [EXPECT_FAIL]): fuzz_T --c OUT INPUT; exit 0 unless EXPECT_FAIL.
+function(write t input out)
+  file(REMOVE ${out})
+  execute_process(COMMAND ${FUZZ_${t}} --c ${out} ${input} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE err)
+  if((rc AND NOT ARGN) OR (NOT rc AND ARGN) OR NOT EXISTS ${out})
+    message(FATAL_ERROR "fuzz_${t} --c ${out} ${input}: exit ${rc}\n${o}\n${err}")
+  endif()
+  set(write_err "${err}" PARENT_SCOPE)
+endfunction()
+
+# build_run(C LIB STATUS [MATCH re]): compile C against LIB warning-free, run it, require STATUS (and re on stderr).
+function(build_run c lib status)
+  cmake_parse_arguments(PARSE_ARGV 3 B "" "MATCH" "")
+  get_filename_component(exe ${c} NAME_WE)
+  get_filename_component(libdir ${lib} DIRECTORY)
+  string(MD5 tag ${libdir})
+  set(exe ${WORK}/${exe}-${tag})
+  execute_process(COMMAND ${CC} ${cflags} ${c} ${lib} -lpthread -latomic -o ${exe}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(rc)
+    message(FATAL_ERROR "${c} does not compile warning-free against ${lib}:\n${out}")
+  endif()
+  execute_process(COMMAND ${exe} RESULT_VARIABLE rc OUTPUT_VARIABLE err ERROR_VARIABLE err TIMEOUT 120)
+  if(NOT rc STREQUAL status)
+    message(FATAL_ERROR "${c} against ${lib}: exit ${rc}, want ${status}\n${err}")
+  endif()
+  if(B_MATCH AND NOT err MATCHES "${B_MATCH}")
+    message(FATAL_ERROR "${c} against ${lib}: output does not match '${B_MATCH}':\n${err}")
+  endif()
+endfunction()
+
+# ---------------------------------------------------------------- env: MMFUZZ_SLUB
+set(ENV{MMFUZZ_SLUB} "slub_fail_new_slab=2")
+write(slub ${SRC}/corpus/slub/src/basic.txt ${WORK}/env-set.c)
+unset(ENV{MMFUZZ_SLUB})
+build_run(${WORK}/env-set.c ${LIB} 0 MATCH "no violation")
+write(slub ${SRC}/corpus/slub/src/basic.txt ${WORK}/env-unset.c)
+set(ENV{MMFUZZ_SLUB} "slub_fail_new_slab=2")
+build_run(${WORK}/env-unset.c ${LIB} 0 MATCH "no violation")
+unset(ENV{MMFUZZ_SLUB})
+message(STATUS "env: the C file sets the fuzz run's MMFUZZ_SLUB (and clears one it did not have)")
+
+message("TRACE-C-CASES-OK")

@@ -6,6 +6,12 @@
 #             MMFUZZ_SLUB=slub_fail_new_slab=2 (its allocations fail) gives a
 #             C file that exits 0 in an environment without it, and the
 #             file of a run without it exits 0 in an environment with it.
+#   irq       what the interrupt handler took is forgotten when it frees it:
+#             a slub input whose handler takes 4480 objects in all (70 times
+#             arm fires=16 nalloc=4 nfree=4, alloc_bulk 16, free_bulk 16)
+#             passes, and its C file exits 0 (it had a fixed table of 4096
+#             entries and exited 1, "op -1: too many pages taken by the
+#             handler", a false violation).
 #
 # Each C file is compiled with -Wall -Wextra -Werror against this build's
 # libmmalloc.a.  Debug preset only, like trace_c.
@@ -74,5 +80,21 @@ set(ENV{MMFUZZ_SLUB} "slub_fail_new_slab=2")
 build_run(${WORK}/env-unset.c ${LIB} 0 MATCH "no violation")
 unset(ENV{MMFUZZ_SLUB})
 message(STATUS "env: the C file sets the fuzz run's MMFUZZ_SLUB (and clears one it did not have)")
+
+# ---------------------------------------------------------------- irq: a long interrupt-heavy input
+set(text "setup config=tiny cpus=2\ncreate size=32 align=0 flags=0 ctor=0\n")
+foreach(i RANGE 1 70)
+  string(APPEND text "arm point=tid_read action=irq skip=0 fires=16 cpu=0 cache=0 nalloc=4 nfree=4 order=fifo\n"
+                     "alloc_bulk cache=0 n=16 cpu=0\nfree_bulk n=16 idx=0 cpu=0\n")
+endforeach()
+file(WRITE ${WORK}/irqmany.txt "${text}")
+write(slub ${WORK}/irqmany.txt ${WORK}/irqmany.c)
+file(STRINGS ${WORK}/irqmany.c keeps REGEX "^\tirq_keep[(]")
+list(LENGTH keeps nkeeps)
+if(nkeeps LESS 4097)
+  message(FATAL_ERROR "irqmany: the handler took ${nkeeps} objects, want more than 4096")
+endif()
+build_run(${WORK}/irqmany.c ${LIB} 0 MATCH "no violation")
+message(STATUS "irq: a handler that took ${nkeeps} objects: its C file exits 0")
 
 message("TRACE-C-CASES-OK")

@@ -385,15 +385,29 @@ void mf_cgen_hook_prologue(struct mf_ctx *c, FILE *f)
 	      "\telse if (irq == 2)\n\t\tmm_set_irq_pending(mm);\n"
 	      "\telse if (irq == 3)\n\t\tmm_irq_from_signal();\n"
 	      "\tif (mig)\n\t\tdiverged(op, mm_migrate_current(mm, to) != got, \"the injected migration\");\n}\n"
-	      "static struct { unsigned id; void *p; } irq_pages[4096];   /* what the handler took */\n"
-	      "static int nirq_pages;\n"
+	      "/*\n"
+	      " * What the handler took and the program has not freed through it: an\n"
+	      " * entry goes when the handler frees it (irq_take); the table grows.\n"
+	      " */\n"
+	      "static struct irq_page { unsigned id; void *p; } *irq_pages;\n"
+	      "static int nirq_pages, cap_irq_pages;\n"
 	      "UNUSED static void irq_keep(unsigned id, void *p)\n"
-	      "{\n\tif (nirq_pages == 4096)\n\t\tfail(-1, \"too many pages taken by the handler\");\n"
+	      "{\n\tif (nirq_pages == cap_irq_pages) {\n"
+	      "\t\tcap_irq_pages = cap_irq_pages ? 2 * cap_irq_pages : 256;\n"
+	      "\t\tirq_pages = realloc(irq_pages, (size_t)cap_irq_pages * sizeof(*irq_pages));\n"
+	      "\t\tdiverged(hook_op, !irq_pages, \"out of memory for what the interrupt handler took: cannot reproduce\");\n"
+	      "\t}\n"
 	      "\tirq_pages[nirq_pages].id = id;\n\tirq_pages[nirq_pages++].p = p;\n}\n"
-	      "UNUSED static void *irq_get(unsigned id)\n"
-	      "{\n\tfor (int i = nirq_pages; i-- > 0;)\n\t\tif (irq_pages[i].id == id)\n\t\t\treturn irq_pages[i].p;\n"
+	      "static int irq_find(unsigned id)\n"
+	      "{\n\tfor (int i = nirq_pages; i-- > 0;)\n\t\tif (irq_pages[i].id == id)\n\t\t\treturn i;\n"
 	      "\tdiverged(hook_op, 1, \"the fuzz run's interrupt handler took a page or object that this run's did not\");\n"
-	      "\treturn NULL;\n}\n\n", f);
+	      "\treturn -1;\n}\n"
+	      "UNUSED static void *irq_get(unsigned id) { return irq_pages[irq_find(id)].p; }\n"
+	      "/* The handler frees it: fetch and forget. */\n"
+	      "UNUSED static void *irq_take(unsigned id)\n"
+	      "{\n\tint i = irq_find(id);\n\tvoid *p = irq_pages[i].p;\n"
+	      "\tirq_pages[i] = irq_pages[--nirq_pages];\n"
+	      "\treturn p;\n}\n\n", f);
 }
 
 void mf_cgen_op_start(struct mf_ctx *c)
@@ -469,7 +483,14 @@ void mf_cgen_irq_get(struct mf_ctx *c, unsigned int id, char kind)
 {
 	if (!hk.saved)
 		return;
-	fprintf(c->cgen, "\t%s%c%u = irq_get(%u);\n", decl(kind), kind, id, id);
+	fprintf(c->cgen, "\t%s%c%u = irq_take(%u);\n", decl(kind), kind, id, id);
+	/* Freed in the run that took it: main() never declares it. */
+	for (unsigned int i = 0; i < hk.npending; i++)
+		if (hk.pending[i] == id && hk.pending_kind[i] == kind) {
+			hk.pending[i] = hk.pending[--hk.npending];
+			hk.pending_kind[i] = hk.pending_kind[hk.npending];
+			break;
+		}
 }
 
 void mf_cgen_flush(struct mf_ctx *c)

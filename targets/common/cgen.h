@@ -48,14 +48,17 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg);
  * fuzz run's n-th handler run made.  Both scripts are written after main().
  *
  * The target calls: mf_cgen_hook_prologue() from its cgen_prologue (the
- * helpers: hook, irq, hook_at, irq_keep, irq_get);
+ * helpers: hook, irq, hook_at, irq_keep, irq_get, irq_take);
  * mf_cgen_op_start() as each op starts; mf_cgen_point() first thing in its
  * scheduler hook (the number of this point in the op) and mf_cgen_act()
  * after acting there (irq: 1 raised, 2 marked pending, 3 through the signal
  * entry; mig: then mm_migrate_current(to), which returned got);
  * mf_cgen_irq_begin() / _end() around its handler, whose
  * emitted calls go to that run's script, each page it takes kept with
- * mf_cgen_irq_keep(), each page it frees fetched first with mf_cgen_irq_get();
+ * mf_cgen_irq_keep(), each page it frees fetched first with mf_cgen_irq_get()
+ * (in the C file irq_take(), which forgets it: the table of what the handler
+ * holds only grows with what it holds; a genuine limit, out of memory, exits
+ * 2, cannot reproduce - never 1);
  * mf_cgen_flush() before teardown frees anything.
  */
 void mf_cgen_hook_prologue(struct mf_ctx *c, FILE *f);

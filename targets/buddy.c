@@ -182,6 +182,7 @@ static void get_free(struct mf_ctx *c, struct mf_op *op, bool zeroed)
 	if (gfp & __GFP_ZERO)
 		MF_C(c, "\texpect_zero(%u, (void *)a%u, %#zx);\n", c->cur, a->id, a->len);
 	MF_C(c, "\ttrack(%u, %u, (void *)a%u, %#zx);\n", c->cur, a->id, a->id, a->len);
+	MF_C(c, "\thold_pages(%u, %u, (void *)a%u, %lu);\n", c->cur, a->id, a->id, a->nr_pages);
 	mf_res_alloc(op, a, order);
 }
 

@@ -231,6 +231,7 @@ static void set_pages(struct mf_ctx *c, struct mf_alloc *a, size_t ks)
 			mf_fail(c, "C1", "large kmalloc %p is not a page of this memory", (void *)a->addr);
 		a->pfn = page_to_pfn(c->mm, page);
 		a->nr_pages = ks / MM_PAGE_SIZE;
+		MF_C(c, "\thold_pages(%u, %u, o%u, %lu);\n", c->cur, a->id, a->id, a->nr_pages);
 	}
 }
 

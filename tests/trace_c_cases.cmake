@@ -12,6 +12,15 @@
 #             passes, and its C file exits 0 (it had a fixed table of 4096
 #             entries and exited 1, "op -1: too many pages taken by the
 #             handler", a false violation).
+#   lost      pages lost by a free reproduce as B4 (the C file registers a
+#             client walker over what it holds, and compares the state after
+#             the teardown's frees and drain with the one after mm_reset(),
+#             as instance.c does): the C file of buddy "alloc order=2; alloc
+#             order=0; free idx=0" exits 0; without the call that frees the
+#             order-2 block (its untrack() kept: the program lets it go) it
+#             exits 1 with "op 2: B4 ... clients hold", and without the
+#             teardown's free of the order-0 page it exits 1 with "B4
+#             violated at teardown".
 #
 # Each C file is compiled with -Wall -Wextra -Werror against this build's
 # libmmalloc.a.  Debug preset only, like trace_c.
@@ -96,5 +105,28 @@ if(nkeeps LESS 4097)
 endif()
 build_run(${WORK}/irqmany.c ${LIB} 0 MATCH "no violation")
 message(STATUS "irq: a handler that took ${nkeeps} objects: its C file exits 0")
+
+# ---------------------------------------------------------------- lost: B4 in the C file
+file(WRITE ${WORK}/lost.txt "setup config=tiny cpus=1 prefetch=0\nalloc order=2 gfp=GFP_KERNEL\n"
+                            "alloc order=0 gfp=GFP_KERNEL\nfree idx=0\n")
+write(buddy ${WORK}/lost.txt ${WORK}/lost.c)
+build_run(${WORK}/lost.c ${LIB} 0 MATCH "no violation")
+file(READ ${WORK}/lost.c text)
+foreach(x "free:__free_pages\\(mm, p1, 2\\);:op 2: B4 violated: clients hold"
+          "teardown:__free_pages\\(mm, p2, 0\\);:op 3: B4 violated at teardown: zone [0-9]: NR_FREE_PAGES")
+  string(REPLACE ":" ";" x "${x}")
+  list(GET x 0 name)
+  list(GET x 1 call)
+  list(GET x 2 want)
+  string(REGEX MATCHALL "\n\t${call}" found "${text}")
+  list(LENGTH found nfound)
+  if(NOT nfound EQUAL 1)
+    message(FATAL_ERROR "lost.c: ${nfound} lines '${call}', want 1:\n${text}")
+  endif()
+  string(REGEX REPLACE "\n\t${call}" "\n\t/* leaked */" leak "${text}")
+  file(WRITE ${WORK}/lost-${name}.c "${leak}")
+  build_run(${WORK}/lost-${name}.c ${LIB} 1 MATCH "${want}")
+endforeach()
+message(STATUS "lost: a block the program lets go of unfreed is B4 in the C file, in an op (walker) and at teardown")
 
 message("TRACE-C-CASES-OK")

@@ -145,7 +145,12 @@ static const char prologue[] =
 	" * word and three per 4 KiB; the bytes after the last word), so the memory\n"
 	" * holds what it held in the fuzz run - a buggy allocator may read it.\n"
 	" */\n"
-	"static struct { unsigned id, gen; unsigned char *p; size_t len; } live[4096];\n"
+	"static struct {\n"
+	"\tunsigned id, gen;\n"
+	"\tunsigned char *p;\n"
+	"\tsize_t len;\n"
+	"\tunsigned long pfn, nr_pages;   /* pages held (a page allocation, a large kmalloc): B4's client walker */\n"
+	"} live[4096];\n"
 	"static int nlive;\n"
 	"\n"
 	"static uint64_t pattern_word(unsigned id, unsigned gen, size_t off)\n"
@@ -207,6 +212,7 @@ static const char prologue[] =
 	"\tlive[nlive].gen = 0;\n"
 	"\tlive[nlive].p = p;\n"
 	"\tlive[nlive].len = len;\n"
+	"\tlive[nlive].nr_pages = 0;\n"
 	"\tpattern(op, nlive++, 1);\n"
 	"}\n"
 	"\n"
@@ -215,6 +221,70 @@ static const char prologue[] =
 	"\tint k = live_index(op, id);\n"
 	"\tpattern(op, k, 0);\n"
 	"\tlive[k] = live[--nlive];\n"
+	"}\n"
+	"\n"
+	"/* The allocation a<id> holds @nr_pages pages from @addr's on (after track()). */\n"
+	"UNUSED static void hold_pages(int op, unsigned id, const void *addr, unsigned long nr_pages)\n"
+	"{\n"
+	"\tint k = live_index(op, id);\n"
+	"\tstruct page *pg = virt_to_page(mm, addr);\n"
+	"\texpect(op, pg != NULL, \"a page allocation is memory of this instance\");\n"
+	"\tlive[k].pfn = page_to_pfn(mm, pg);\n"
+	"\tlive[k].nr_pages = nr_pages;\n"
+	"}\n"
+	"\n"
+	"/* B4: the pages the program holds, as the harness's walker reports them (mf_shadow_walk()). */\n"
+	"UNUSED static void walk(void *ctx, mm_mark_fn mark, void *w)\n"
+	"{\n"
+	"\t(void)ctx;\n"
+	"\tfor (int i = 0; i < nlive; i++)\n"
+	"\t\tif (live[i].nr_pages)\n"
+	"\t\t\tmark(w, live[i].pfn, live[i].nr_pages);\n"
+	"}\n"
+	"\n"
+	"/*\n"
+	" * The state right after mm_reset(), and the teardown's comparison with it\n"
+	" * (instance.c): with everything freed and drained, every zone's\n"
+	" * NR_FREE_PAGES, buddyinfo line and pcp counts are the initial ones.\n"
+	" */\n"
+	"static struct { long free; unsigned long nr_free[MM_NR_ORDERS_LIMIT]; int pcp[MM_MAX_CPUS]; } start[MAX_NR_ZONES];\n"
+	"\n"
+	"static void zone_state(int z, long *free, unsigned long *nr_free, int *pcp)\n"
+	"{\n"
+	"\tstruct zone *zone = mm_zone(mm, (enum zone_type)z);\n"
+	"\tstruct mm_pcp_info info;\n"
+	"\t*free = zone ? zone_free_pages(zone) : -1;\n"
+	"\tfor (unsigned o = 0; o < MM_NR_ORDERS_LIMIT; o++)\n"
+	"\t\tnr_free[o] = zone ? zone_nr_free(zone, o) : 0;\n"
+	"\tfor (int cpu = 0; cpu < MM_MAX_CPUS; cpu++)\n"
+	"\t\tpcp[cpu] = zone && mm_pcp_info(mm, (enum zone_type)z, cpu, &info) == 0 ? info.count : 0;\n"
+	"}\n"
+	"\n"
+	"UNUSED static void capture_start(void)\n"
+	"{\n"
+	"\tfor (int z = 0; z < MAX_NR_ZONES; z++)\n"
+	"\t\tzone_state(z, &start[z].free, start[z].nr_free, start[z].pcp);\n"
+	"}\n"
+	"\n"
+	"/* @skip_lists: a bit per zone whose buddyinfo and pcp counts are not compared (it holds a highatomic reserve). */\n"
+	"UNUSED static void back_to_start(int op, unsigned skip_lists)\n"
+	"{\n"
+	"\tlong free;\n"
+	"\tunsigned long nr_free[MM_NR_ORDERS_LIMIT];\n"
+	"\tint pcp[MM_MAX_CPUS];\n"
+	"\tfor (int z = 0; z < MAX_NR_ZONES; z++) {\n"
+	"\t\tzone_state(z, &free, nr_free, pcp);\n"
+	"\t\tif (free != start[z].free)\n"
+	"\t\t\tfail(op, \"B4 violated at teardown: zone %d: NR_FREE_PAGES %ld, initially %ld\", z, free, start[z].free);\n"
+	"\t\tfor (unsigned o = 0; !(skip_lists >> z & 1) && o < MM_NR_ORDERS_LIMIT; o++)\n"
+	"\t\t\tif (nr_free[o] != start[z].nr_free[o])\n"
+	"\t\t\t\tfail(op, \"B4 violated at teardown: zone %d buddyinfo differs at order %u: %lu free blocks, initially %lu\",\n"
+	"\t\t\t\t     z, o, nr_free[o], start[z].nr_free[o]);\n"
+	"\t\tfor (int cpu = 0; !(skip_lists >> z & 1) && cpu < MM_MAX_CPUS; cpu++)\n"
+	"\t\t\tif (pcp[cpu] != start[z].pcp[cpu])\n"
+	"\t\t\t\tfail(op, \"B4 violated at teardown: zone %d cpu %d: %d pages on the pcp lists, initially %d\",\n"
+	"\t\t\t\t     z, cpu, pcp[cpu], start[z].pcp[cpu]);\n"
+	"\t}\n"
 	"}\n"
 	"\n"
 	"UNUSED static void verify(int op, unsigned id) { pattern(op, live_index(op, id), 0); }\n"
@@ -352,7 +422,8 @@ void mf_cgen_config(struct mf_ctx *c, const struct mm_config *g)
 	 * What mf_instance() does: every input starts from mm_reset()'s state,
 	 * on vCPU 0, checked at the per-op level before the first op.
 	 */
-	fprintf(f, "\tmm_reset(mm);\n");
+	fprintf(f, "\tmm_reset(mm);\n\tcapture_start();\n"
+		   "\tmm_set_client_walker(mm, walk, NULL);   /* after mm_reset(), which forgets it */\n");
 	if (!mf_env_ulong("MMFUZZ_CHECK_INCREMENTAL", 1))   /* instance.c's attach() */
 		fprintf(f, "\tmm_check_set_incremental(mm, false);   /* MMFUZZ_CHECK_INCREMENTAL=0 */\n");
 	fprintf(f, "\tmm_cpu_attach(mm, 0);\n\tcheck(-1);\n");
@@ -543,6 +614,19 @@ void mf_cgen_after_setup(struct mf_ctx *c)
 	(void)c;
 }
 
+void mf_cgen_teardown(struct mf_ctx *c, const bool *skip_lists)
+{
+	unsigned int skip = 0;
+
+	if (!c->cgen)
+		return;
+	for (int z = 0; z < MAX_NR_ZONES; z++)
+		skip |= (skip_lists[z] ? 1u : 0u) << z;
+	fprintf(c->cgen, "\t/* everything freed: drained, checked, and back to the state after mm_reset() */\n"
+		"\tdrain_all_pages(mm, NULL);\n\tcheck_at(%u, FINAL_LEVEL < 2 ? FINAL_LEVEL : 2);\n"
+		"\tback_to_start(%u, %#x);\n", c->nops, c->nops, skip);
+}
+
 void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 {
 	if (hk.saved)                    /* a violation inside the handler: its run so far goes to its script */
@@ -568,8 +652,6 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 			fprintf(f, "\tdiverged(%u, acts_done != %zu, \"the injections the fuzz run made\");\n"
 				   "\tdiverged(%u, irq_runs != %lu, \"the interrupt handler's runs\");\n", c->nops, hk.nacts,
 				c->nops, hk.runs_total);
-		if (c->mm)
-			fprintf(f, "\tdrain_all_pages(mm, NULL);\n\tcheck_at(%u, FINAL_LEVEL);\n", c->nops);
 		fprintf(f, "\tif (mm)\n\t\tmm_destroy(mm);\n\tputs(\"no violation\");\n\treturn 0;\n}\n");
 	}
 	hook_epilogue(f);

@@ -14,6 +14,7 @@
  *   check(op)                       mm_check at the run's per-op level
  *   check_at(op, level)
  *   track(op, id, addr, len)        overlap check, then fill with id's pattern
+ *   hold_pages(op, id, addr, nr)    a<id> (tracked) holds nr pages: B4's client walker counts them
  *   untrack(op, id)                 pattern check, then forget
  *   expect_zero(op, addr, len)
  *   expect(op, cond, "what")        a contract check (violation: exit 1)
@@ -34,6 +35,12 @@ FILE *mf_cgen_file(void);
 void mf_cgen_begin(struct mf_ctx *c);           /* prologue, up to the opening of main() */
 void mf_cgen_config(struct mf_ctx *c, const struct mm_config *cfg);   /* struct mm_config + mm_create */
 void mf_cgen_after_setup(struct mf_ctx *c);
+/*
+ * The instance's teardown (instance.c), after the target freed everything:
+ * drain, check, compare with the state after mm_reset() (@skip_lists: per
+ * zone, buddyinfo and pcp counts not compared).
+ */
+void mf_cgen_teardown(struct mf_ctx *c, const bool *skip_lists);
 /* Close main() and the file; with @inv, record the violation the harness saw. */
 void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg);
 

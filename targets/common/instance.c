@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgen.h"
 #include "configs.h"
 #include "harness.h"
 #include "instance.h"
@@ -314,6 +315,7 @@ void mf_instance_teardown(struct mf_ctx *c)
 	mf_baseline_capture(c->mm, &now);
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		skip[z] = mf_zone_reserved_highatomic(c->mm, z) != 0;
+	mf_cgen_teardown(c, skip);
 	if (!mf_baseline_same(&in->base, &now, true, false, skip, why, sizeof(why)))
 		mf_fail(c, "B4", "teardown: everything was freed and drained, but the instance is not back "
 			"to its initial state: %s", why);

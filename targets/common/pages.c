@@ -102,6 +102,7 @@ void mf_page_emit_take(struct mf_ctx *c, const struct mf_alloc *a, bool zeroed)
 	if (zeroed)
 		MF_C(c, "\texpect_zero(%u, (void *)a%u, %#zx);\n", c->cur, a->id, a->len);
 	MF_C(c, "\ttrack(%u, %u, (void *)a%u, %#zx);\n", c->cur, a->id, a->id, a->len);
+	MF_C(c, "\thold_pages(%u, %u, (void *)a%u, %lu);\n", c->cur, a->id, a->id, a->nr_pages);
 }
 
 void mf_page_emit_null(struct mf_ctx *c, const char *call)

@@ -157,6 +157,10 @@ static void get_free(struct mf_ctx *c, struct mf_op *op, bool zeroed)
 		op->res[0] = -2;
 		return;
 	}
+	if (zeroed)
+		mf_cgen_call(c, "(void)get_zeroed_page(mm, %#x);", gfp);
+	else
+		mf_cgen_call(c, "(void)__get_free_pages(mm, %#x, %u);", gfp, order);
 	unsigned long addr = zeroed ? get_zeroed_page(c->mm, gfp) : __get_free_pages(c->mm, gfp, order);
 	if (zeroed) {
 		order = 0;

@@ -365,11 +365,13 @@ static void op_alloc(struct mf_ctx *c, struct mf_op *op)
 		if (n && es * n > MAX_SIZE)
 			es = MAX_SIZE / n;
 		w = fix_watch(c, n * es, gfp);
+		mf_cgen_call(c, "(void)%s(mm, %zu, %zu, %#x);", kinds[kind], n, es, gfp);
 		p = kind == KM_ARRAY ? kmalloc_array(c->mm, n, es, gfp) : kcalloc(c->mm, n, es, gfp);
 		MF_C(c, "\tret = %s(mm, %zu, %zu, %#x);\n", kinds[kind], n, es, gfp);
 		size = n * es;
 	} else {
 		w = fix_watch(c, size, gfp);
+		mf_cgen_call(c, "(void)%s(mm, %zu, %#x);", kinds[kind], size, gfp);
 		p = kind == KM_KZALLOC ? kzalloc(c->mm, size, gfp) : kmalloc(c->mm, size, gfp);
 		MF_C(c, "\tret = %s(mm, %zu, %#x);\n", kinds[kind], size, gfp);
 	}

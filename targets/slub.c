@@ -320,6 +320,7 @@ static void free_obj(struct mf_ctx *c, struct mf_alloc *a)
 	if (a->kind == K_IRQ)
 		pool_forget(a);
 	untake(c, a);
+	mf_cgen_call(c, "kmem_cache_free(caches[%u], o%u);", cid, id);
 	kmem_cache_free(s, p);
 	MF_C(c, "\tkmem_cache_free(s%u, o%u);\n", cid, id);
 }
@@ -333,6 +334,7 @@ static void irq_actions(struct mf_ctx *c)
 		return;
 	struct cache_slot *cs = &ss.caches[ss.irq_cache];
 	for (unsigned int i = 0; i < ss.irq_nalloc && ss.npool < IRQ_POOL && !mf_shadow_full(c->sh); i++) {
+		mf_cgen_call(c, "(void)kmem_cache_alloc(caches[%u], GFP_ATOMIC);", cs->cid);
 		void *p = kmem_cache_alloc(cs->s, GFP_ATOMIC);
 		MF_C(c, "\t{\n\tstruct kmem_cache *s%u = caches[%u];\n", cs->cid, cs->cid);
 		emit_alloc(c, cs, "kmem_cache_alloc", "GFP_ATOMIC", p);
@@ -529,6 +531,7 @@ static void op_alloc(struct mf_ctx *c, struct mf_op *op)
 	if (cs->ctor)
 		zero = false;   /* __GFP_ZERO with a ctor is a caller bug */
 	to_cpu(c, op->a[1]);
+	mf_cgen_call(c, "(void)%s(caches[%u], GFP_KERNEL);", zero ? "kmem_cache_zalloc" : "kmem_cache_alloc", cs->cid);
 	void *p = zero ? kmem_cache_zalloc(cs->s, GFP_KERNEL) : kmem_cache_alloc(cs->s, GFP_KERNEL);
 	if (p && mf_shadow_full(c->sh))
 		MF_C(c, "\t{ void *t = %s(s%u, GFP_KERNEL); kmem_cache_free(s%u, t); }   /* the fuzz run's shadow was full */\n",
@@ -595,6 +598,8 @@ static void op_alloc_bulk(struct mf_ctx *c, struct mf_op *op)
 	memset(p, 0, sizeof(p));
 	gfp_t gfp = zero ? GFP_KERNEL | __GFP_ZERO : GFP_KERNEL;
 	const char *gfp_text = zero ? "GFP_KERNEL | __GFP_ZERO" : "GFP_KERNEL";
+	mf_cgen_call(c, "memset(bulk, 0, sizeof(bulk)); (void)kmem_cache_alloc_bulk(caches[%u], %s, %zu, bulk);", cs->cid,
+		     gfp_text, n);
 	int got = kmem_cache_alloc_bulk(cs->s, gfp, n, p);
 	MF_C(c, "\tmemset(bulk, 0, sizeof(bulk));\n\tgot = kmem_cache_alloc_bulk(s%u, %s, %zu, bulk);\n"
 	     "\texpect(%u, got == 0 || got == %zu, \"kmem_cache_alloc_bulk is all or nothing\");\n"
@@ -641,6 +646,7 @@ static void op_free_bulk(struct mf_ctx *c, struct mf_op *op)
 		MF_C(c, "\tbulk[%zu] = o%u;\n", j, a->id);
 		untake(c, a);
 	}
+	mf_cgen_call(c, "kmem_cache_free_bulk(caches[%u], %zu, bulk);", ss.caches[slot].cid, n);
 	kmem_cache_free_bulk(s, n, p);
 	MF_C(c, "\tkmem_cache_free_bulk(s%u, %zu, bulk);\n", ss.caches[slot].cid, n);
 	op->res[0] = (long)n;

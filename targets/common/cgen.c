@@ -4,6 +4,7 @@
  * helpers, the config, and the epilogue.  See cgen.h.
  */
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,58 @@ static struct {
 	char pending_kind[256];      /* 'p' a struct page, 'o' an object */
 	unsigned int npending;
 } hk;
+
+/* mf_cgen_call(): the call in flight, [0] in main(), [1] in the handler's run being captured. */
+static struct inflight {
+	FILE *f;                /* the stream it was registered on ... */
+	long pos;               /* ... at this position */
+	char text[256];
+} inflight[2];
+
+void mf_cgen_call(struct mf_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	if (!c->cgen)
+		return;
+	struct inflight *x = &inflight[hk.saved != NULL];
+	x->f = c->cgen;
+	x->pos = ftell(c->cgen);
+	va_start(ap, fmt);
+	vsnprintf(x->text, sizeof(x->text), fmt, ap);
+	va_end(ap);
+}
+
+/* At an ending: the registered call, when the stream has nothing after it (the process died inside it). */
+static void inflight_write(FILE *f, struct inflight *x)
+{
+	if (f && x->text[0] && x->f == f && ftell(f) == x->pos)
+		fprintf(f, "\t%s   /* the call in flight when the fuzz run stopped */\n", x->text);
+	x->text[0] = 0;
+	x->f = NULL;
+}
+
+/* A handler run cut short inside a block: close what it opened (its script must compile). */
+static void close_braces(FILE *f, const char *text, size_t len)
+{
+	long depth = 0;
+	bool str = false;
+	for (size_t i = 0; i < len; i++) {
+		if (str) {
+			if (text[i] == '\\')
+				i++;
+			else if (text[i] == '"')
+				str = false;
+		} else if (text[i] == '"') {
+			str = true;
+		} else if (text[i] == '{') {
+			depth++;
+		} else if (text[i] == '}') {
+			depth--;
+		}
+	}
+	for (; depth > 0; depth--)
+		fputs("\t}\n", f);
+}
 
 static void *grow(void *p, size_t *cap, size_t n, size_t size)
 {
@@ -301,8 +354,11 @@ static const char prologue[] =
 
 /*
  * A run that crashes (SIGSEGV in the allocator, a BUG() abort, ...) still
- * leaves a complete C file: the ops up to the one that crashed, then the
- * ending mf_cgen_finish() writes, naming the signal.  stdio from a
+ * leaves a complete C file: the ops before the one that crashed, that op's
+ * calls up to the one it died in, that call too (mf_cgen_call(): the targets
+ * register each allocator call's text before making it, and write it with
+ * its result checks after), then the ending mf_cgen_finish() writes, naming
+ * the signal.  A call that registered no text is missing.  stdio from a
  * signal handler is not async-signal-safe; the process is dying anyway,
  * and a truncated reproducer is what the user would get otherwise.  The
  * handler runs once, puts back the handler that was there before (the
@@ -512,6 +568,7 @@ void mf_cgen_irq_begin(struct mf_ctx *c, unsigned long run)
 	hk.buf = NULL;
 	hk.len = 0;
 	hk.run = run;
+	inflight[1].text[0] = 0;
 	c->cgen = open_memstream(&hk.buf, &hk.len);
 	if (!c->cgen) {
 		perror("mmfuzz: cgen");
@@ -629,11 +686,18 @@ void mf_cgen_teardown(struct mf_ctx *c, const bool *skip_lists)
 
 void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 {
-	if (hk.saved)                    /* a violation inside the handler: its run so far goes to its script */
+	if (hk.saved) {                  /* a violation inside the handler: its run so far goes to its script */
+		inflight_write(c->cgen, &inflight[1]);
+		fflush(c->cgen);
+		close_braces(c->cgen, hk.buf, hk.len);
 		mf_cgen_irq_end(c);
+	}
 	FILE *f = c->cgen;
 	if (!f)
 		return;
+	if (inv)
+		inflight_write(f, &inflight[0]);
+	inflight[0].text[0] = 0;
 	if (inv) {
 		fprintf(f, "\t/* The fuzz run stopped here: %s: ", inv);
 		for (const char *p = msg; *p; p++)   /* no comment terminator inside the comment */

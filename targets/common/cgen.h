@@ -78,6 +78,17 @@ void mf_cgen_irq_keep(struct mf_ctx *c, unsigned int id, char kind);     /* kind
 void mf_cgen_irq_get(struct mf_ctx *c, unsigned int id, char kind);
 void mf_cgen_flush(struct mf_ctx *c);
 
+/*
+ * The allocator call about to be made, as a C statement (printf-style,
+ * no tab or newline): the targets write a call's text after making it,
+ * with its result; if the process dies inside the call (a crash, or a
+ * violation found by the interrupt handler it ran), the ending writes
+ * this text, so the C file makes the call too.  It is written only when
+ * nothing was written since it was registered (by the handler's run, in
+ * that run's script).
+ */
+void mf_cgen_call(struct mf_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Write @s as a C string literal. */
 void mf_cgen_str(FILE *f, const char *s);
 

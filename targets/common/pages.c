@@ -126,6 +126,7 @@ void mf_page_failed_order(struct mf_ctx *c, unsigned int order, gfp_t gfp)
 
 struct mf_alloc *mf_page_alloc(struct mf_ctx *c, unsigned int order, gfp_t gfp, unsigned int kind)
 {
+	mf_cgen_call(c, "(void)alloc_pages(mm, %#x, %u);", gfp, order);
 	struct page *page = alloc_pages(c->mm, gfp, order);
 	unsigned int id = c->sh->next_id;     /* after the call: an interrupt inside it may have taken ids */
 
@@ -165,9 +166,11 @@ void mf_page_free(struct mf_ctx *c, struct mf_alloc *a, bool by_addr)
 	mf_shadow_remove(c, a);
 	MF_C(c, "\tuntrack(%u, %u);\n", c->cur, id);
 	if (by_addr) {
+		mf_cgen_call(c, "free_pages(mm, a%u, %u);", id, order);
 		free_pages(c->mm, addr, order);
 		MF_C(c, "\tfree_pages(mm, a%u, %u);\n", id, order);
 	} else {
+		mf_cgen_call(c, "__free_pages(mm, p%u, %u);", id, order);
 		__free_pages(c->mm, page, order);
 		MF_C(c, "\t__free_pages(mm, p%u, %u);\n", id, order);
 	}

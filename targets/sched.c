@@ -32,7 +32,9 @@
  *    pattern intact until freed (checked on free, touch and at teardown);
  *    zeroed allocations are zero; bulk allocation is all or nothing and
  *    returns the populated count;
- *  - after every op, by the task that ran it: mm_check at the target's
+ *  - after every op, by the task that ran it: no new allocator report
+ *    (C1, naming the op - or one that ran while it was suspended); then
+ *    mm_check at the target's
  *    per-op level (1: counters, and T1 for the calling task - depths back
  *    to zero); a higher MMFUZZ_CHECK_LEVEL is used only when no task is
  *    inside an op, else level 1 - a full walk while others are suspended in
@@ -122,6 +124,7 @@ static struct {
 	unsigned long irq_runs;
 	bool timeline;
 	bool kmalloc_used;                  /* teardown shrinks the kmalloc caches */
+	unsigned long reports;              /* mm_nr_reports() when the last op ended: any other count is a finding */
 } S;
 
 /* ------------------------------------------------------------ helpers */
@@ -641,9 +644,20 @@ static void check_unswitched(struct mf_ctx *c, int level)
 	mm_set_sched_hook(c->mm, fn, hctx);
 }
 
+/*
+ * After each op, by the task that ran it: a new allocator report (no op
+ * here makes one on purpose) names this op - reports are instance-wide, so
+ * it may also come from an op another task ran while this one was
+ * suspended, or from an interrupt handler run meanwhile - then the checker.
+ */
 static void after_op(void)
 {
 	struct mf_ctx *c = ctx();
+	unsigned long reports = mm_nr_reports(c->mm);
+	if (reports != S.reports)
+		mf_fail(c, "C1", "%s (or an op of another task, or an interrupt, run while it was suspended) left an "
+			"unexpected allocator report (%lu new): %s", sched_ops[c->prog[c->cur].kind].name,
+			reports - S.reports, mm_last_report(c->mm)->msg);
 	/* A full walk only when no task is in the middle of an op (in-flight states are not violations). */
 	int level = S.busy == 0 ? c->check_level : (c->check_level > 0 ? 1 : 0);
 	check_unswitched(c, level);
@@ -791,6 +805,7 @@ static bool sched_begin(struct mf_ctx *c, const struct mf_op *setup)
 			mf_fail(c, "harness", "kmem_cache_create(%s) failed", name);
 	}
 	mm_set_irq_handler(c->mm, irq_handler, c);
+	S.reports = mm_nr_reports(c->mm);
 
 	static const char *const names[MAX_TASKS] = { "t0", "t1", "t2", "t3" };
 	struct sched_task_desc td[MAX_TASKS];

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * harness_wrap.c - allocator bugs planted from outside the library, for
+ * tests/harness_wrap.cmake: each block, chosen by -DWRAP_<name>, defines
+ * __wrap_F for an API function F that a fuzz target (or a C reproducer)
+ * links with -Wl,--wrap=F, so the target's own calls reach the bug while
+ * the library stays the correct one (no bug-zoo variant to build).
+ *
+ *   REPORT_ON_FREE   kmem_cache_free of a 256-byte object also raises an
+ *                    allocator report (a bad free of address 1): a report
+ *                    in the middle of a run (--wrap=kmem_cache_free)
+ *   PENDING_KEPT     an interrupt left pending with no handler is kept
+ *                    pending, not dropped, and delivered once a handler is
+ *                    set again (--wrap=mm_set_irq_pending,mm_set_irq_handler)
+ *   FASTPATH_IGNORED mm_slub_configure() ignores slub_fastpath= tokens
+ *                    (--wrap=mm_slub_configure)
+ *   OFFLINE_NOOP     mm_cpu_try_offline() of a valid vCPU returns 0 and
+ *                    leaves it online (--wrap=mm_cpu_try_offline)
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "mm/cpu.h"
+#include "mm/mm.h"
+#include "mm/slab.h"
+
+#ifdef WRAP_REPORT_ON_FREE
+void __real_kmem_cache_free(struct kmem_cache *s, void *p);
+void __wrap_kmem_cache_free(struct kmem_cache *s, void *p);
+void __wrap_kmem_cache_free(struct kmem_cache *s, void *p)
+{
+	__real_kmem_cache_free(s, p);
+	if (kmem_cache_size(s) == 256)
+		free_pages(kmem_cache_mm(s), 1UL, 0);
+}
+#endif
+
+#ifdef WRAP_PENDING_KEPT
+static int kept;
+void __real_mm_set_irq_pending(struct mm *mm);
+void __wrap_mm_set_irq_pending(struct mm *mm);
+void __real_mm_set_irq_handler(struct mm *mm, mm_irq_handler_fn fn, void *ctx);
+void __wrap_mm_set_irq_handler(struct mm *mm, mm_irq_handler_fn fn, void *ctx);
+void __wrap_mm_set_irq_pending(struct mm *mm)
+{
+	(void)mm;
+	kept = 1;
+}
+void __wrap_mm_set_irq_handler(struct mm *mm, mm_irq_handler_fn fn, void *ctx)
+{
+	__real_mm_set_irq_handler(mm, fn, ctx);
+	if (fn && kept) {
+		kept = 0;
+		__real_mm_set_irq_pending(mm);
+	}
+}
+#endif
+
+#ifdef WRAP_FASTPATH_IGNORED
+int __real_mm_slub_configure(struct mm *mm, const char *text, char *err, size_t errlen);
+int __wrap_mm_slub_configure(struct mm *mm, const char *text, char *err, size_t errlen);
+int __wrap_mm_slub_configure(struct mm *mm, const char *text, char *err, size_t errlen)
+{
+	char buf[2048];
+	const char *s = text;
+	size_t n = 0;
+	if (!text)
+		return __real_mm_slub_configure(mm, text, err, errlen);
+	while (*s && n < sizeof(buf) - 1) {
+		if (!strncmp(s, "slub_fastpath=", 14) && (s == text || s[-1] == ' ')) {
+			while (*s && *s != ' ')
+				s++;
+			continue;
+		}
+		buf[n++] = *s++;
+	}
+	buf[n] = 0;
+	return __real_mm_slub_configure(mm, buf, err, errlen);
+}
+#endif
+
+#ifdef WRAP_OFFLINE_NOOP
+int __real_mm_cpu_try_offline(struct mm *mm, int cpu);
+int __wrap_mm_cpu_try_offline(struct mm *mm, int cpu);
+int __wrap_mm_cpu_try_offline(struct mm *mm, int cpu)
+{
+	if (cpu >= 0 && mm_cpu_is_online(mm, cpu) && mm_num_online_cpus(mm) > 1 && mm_cpu_holder(mm, cpu) == NULL)
+		return 0;
+	return __real_mm_cpu_try_offline(mm, cpu);
+}
+#endif

@@ -1,0 +1,90 @@
+# The targets' own checks, each shown to catch an allocator bug it is there
+# for: tests/harness_wrap.c plants the bug from outside the library
+# (-Wl,--wrap=F around an API function F), so a variant is one extra object
+# and a link, with the correct library.
+#
+#   harness_wrap   fuzz_sched with REPORT_ON_FREE: a report raised by op [1]
+#                    (a free) fails that op, not teardown;
+#                  every input passes on the correct targets.
+# In the debug preset only (gcc, no sanitizer, no engine, no injection).
+# The same file is the test's script (cmake -P, CMAKE_SCRIPT_MODE_FILE set).
+if(NOT CMAKE_SCRIPT_MODE_FILE)
+  if(CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANITIZE STREQUAL "" AND MM_ENGINE STREQUAL "none"
+     AND "${MM_INJECT}" STREQUAL "")
+    set(wrapsrc ${CMAKE_CURRENT_SOURCE_DIR}/harness_wrap.c)
+    set(bins "")
+    # name target WRAP symbols...
+    foreach(v "sched_report;sched;REPORT_ON_FREE;kmem_cache_free")
+      list(GET v 0 name)
+      list(GET v 1 t)
+      list(GET v 2 def)
+      list(GET v 3 syms)
+      add_executable(wrap_${name} ${PROJECT_SOURCE_DIR}/targets/${t}.c ${PROJECT_SOURCE_DIR}/targets/common/replay_main.c
+                     ${wrapsrc})
+      target_link_libraries(wrap_${name} PRIVATE mmfuzz_harness mmalloc_internal)
+      target_compile_definitions(wrap_${name} PRIVATE WRAP_${def}=1)
+      target_link_options(wrap_${name} PRIVATE -Wl,--wrap=${syms})
+      if(t STREQUAL "sched")
+        target_link_libraries(wrap_${name} PRIVATE mmsched)
+        target_compile_definitions(wrap_${name} PRIVATE MF_SCHED_LINKED=1)
+        target_include_directories(wrap_${name} PRIVATE ${PROJECT_SOURCE_DIR}/allocator)
+      endif()
+      list(APPEND bins "-DWRAP_${name}=$<TARGET_FILE:wrap_${name}>")
+    endforeach()
+    foreach(t sched pcp slub)
+      list(APPEND bins "-DFUZZ_${t}=$<TARGET_FILE:fuzz_${t}>")
+    endforeach()
+    add_test(NAME harness_wrap
+             COMMAND ${CMAKE_COMMAND} -DSRC=${PROJECT_SOURCE_DIR} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/harness-wrap
+                     -DCC=${CMAKE_C_COMPILER} -DLIB=$<TARGET_FILE:mmalloc> ${bins} -P ${CMAKE_CURRENT_LIST_FILE})
+    set_tests_properties(harness_wrap PROPERTIES PASS_REGULAR_EXPRESSION "HARNESS-WRAP-OK" TIMEOUT 300)
+  endif()
+  return()
+endif()
+
+# ---------------------------------------------------------------- the script
+
+file(MAKE_DIRECTORY ${WORK})
+
+# run(BIN INPUT WANT_FAIL MATCH): BIN INPUT fails (or passes) and its stderr matches MATCH.
+function(run bin input want_fail match)
+  execute_process(COMMAND ${bin} ${input} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out TIMEOUT 60)
+  if((want_fail AND rc EQUAL 0) OR (NOT want_fail AND NOT rc EQUAL 0) OR NOT out MATCHES "${match}")
+    message(FATAL_ERROR "${bin} ${input}: exit ${rc}, want ${want_fail} (1: a failure) and '${match}':\n${out}")
+  endif()
+endfunction()
+
+# c_run(T INPUT WRAPDEF SYMS STATUS MATCH): the C file the correct fuzz_T writes for INPUT, linked with the
+# wrap WRAPDEF (none: the correct library alone), exits STATUS and its stderr matches MATCH.
+function(c_run t input def syms status match)
+  get_filename_component(n ${input} NAME_WE)
+  set(c ${WORK}/${t}-${n}.c)
+  execute_process(COMMAND ${FUZZ_${t}} --c ${c} ${input} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+  if(rc)
+    message(FATAL_ERROR "fuzz_${t} --c ${c} ${input}: exit ${rc}\n${err}")
+  endif()
+  set(extra "")
+  if(NOT def STREQUAL "none")
+    set(extra ${SRC}/tests/harness_wrap.c -DWRAP_${def}=1 -Wl,--wrap=${syms})
+  endif()
+  set(exe ${WORK}/${t}-${n}-${def})
+  execute_process(COMMAND ${CC} -std=gnu11 -Wall -Wextra -Werror -I${SRC}/allocator/include ${c} ${extra} ${LIB}
+                          -lpthread -latomic -o ${exe}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(rc)
+    message(FATAL_ERROR "${c} (${def}) does not compile:\n${out}")
+  endif()
+  execute_process(COMMAND ${exe} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out TIMEOUT 60)
+  if(NOT rc STREQUAL status OR NOT out MATCHES "${match}")
+    message(FATAL_ERROR "${c} with ${def}: exit ${rc}, want ${status} and '${match}':\n${out}")
+  endif()
+endfunction()
+
+# finding 6: a report raised during a sched op names that op.
+file(WRITE ${WORK}/sched-report.txt "setup config=micro cpus=2 tasks=2\nalloc task=0 cache=2 cpu=0 zero=0\n"
+     "free task=0 idx=0 cpu=0\nyield task=0 cpu=0\nyield task=1 cpu=1\nyield task=1 cpu=1\n")
+run(${FUZZ_sched} ${WORK}/sched-report.txt 0 "replayed 1 inputs without a violation")
+run(${WRAP_sched_report} ${WORK}/sched-report.txt 1
+    "VIOLATION C1 in target sched, at op \\[1\\] free \\(of 5\\)\n==mmfuzz== C1: free \\(or an op of another task")
+
+message("HARNESS-WRAP-OK")

@@ -5,7 +5,12 @@
 #
 #   harness_wrap   fuzz_sched with REPORT_ON_FREE: a report raised by op [1]
 #                    (a free) fails that op, not teardown;
-#                  every input passes on the correct targets.
+#                  fuzz_pcp with PENDING_KEPT: cpu_api pending_no_handler
+#                    fails when the interrupt is not dropped; and the C file
+#                    the correct fuzz_pcp writes for that input, linked with
+#                    the same wrap, exits 1 naming the op;
+#                  every input passes on the correct targets, and its C file
+#                    exits 0 against the correct library.
 # In the debug preset only (gcc, no sanitizer, no engine, no injection).
 # The same file is the test's script (cmake -P, CMAKE_SCRIPT_MODE_FILE set).
 if(NOT CMAKE_SCRIPT_MODE_FILE)
@@ -14,7 +19,8 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
     set(wrapsrc ${CMAKE_CURRENT_SOURCE_DIR}/harness_wrap.c)
     set(bins "")
     # name target WRAP symbols...
-    foreach(v "sched_report;sched;REPORT_ON_FREE;kmem_cache_free")
+    foreach(v "sched_report;sched;REPORT_ON_FREE;kmem_cache_free"
+              "pcp_pending;pcp;PENDING_KEPT;mm_set_irq_pending,--wrap=mm_set_irq_handler")
       list(GET v 0 name)
       list(GET v 1 t)
       list(GET v 2 def)
@@ -31,7 +37,7 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
       endif()
       list(APPEND bins "-DWRAP_${name}=$<TARGET_FILE:wrap_${name}>")
     endforeach()
-    foreach(t sched pcp slub)
+    foreach(t sched pcp)
       list(APPEND bins "-DFUZZ_${t}=$<TARGET_FILE:fuzz_${t}>")
     endforeach()
     add_test(NAME harness_wrap
@@ -86,5 +92,13 @@ file(WRITE ${WORK}/sched-report.txt "setup config=micro cpus=2 tasks=2\nalloc ta
 run(${FUZZ_sched} ${WORK}/sched-report.txt 0 "replayed 1 inputs without a violation")
 run(${WRAP_sched_report} ${WORK}/sched-report.txt 1
     "VIOLATION C1 in target sched, at op \\[1\\] free \\(of 5\\)\n==mmfuzz== C1: free \\(or an op of another task")
+
+# finding 5: an interrupt left pending with no handler is dropped, not kept for later.
+file(WRITE ${WORK}/pcp-pending.txt "setup config=tiny cpus=2 prefetch=0\nalloc order=0 gfp=GFP_KERNEL\n"
+     "cpu_api kind=pending_no_handler arg=0\nalloc order=0 gfp=GFP_KERNEL\ncpu_api kind=stats arg=0\n")
+run(${FUZZ_pcp} ${WORK}/pcp-pending.txt 0 "replayed 1 inputs without a violation")
+run(${WRAP_pcp_pending} ${WORK}/pcp-pending.txt 1 "VIOLATION C1 in target pcp, at op \\[1\\] cpu_api")
+c_run(pcp ${WORK}/pcp-pending.txt none "" 0 "no violation")
+c_run(pcp ${WORK}/pcp-pending.txt PENDING_KEPT "mm_set_irq_pending,--wrap=mm_set_irq_handler" 1 "op 1: C1 violated")
 
 message("HARNESS-WRAP-OK")

@@ -820,9 +820,15 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 	if (r && !err[0])
 		mf_fail(c, "C1", "mm_slub_configure(\"%s\") returned %d without a message", buf, r);
 	expect_quiet(c, "mm_slub_configure");
+	if (c->cgen) {
+		fprintf(c->cgen, "\t{ static const unsigned sz[] = {");
+		for (unsigned int k = 0; k < i; k++)
+			fprintf(c->cgen, "%s%u", k ? ", " : " ", size[k]);
+		fprintf(c->cgen, " }; sizes_ok(%u, sz, %u); }\n", c->cur, i);
+	}
+	unsigned int n = i;
 	i = 0;
-	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s && i < MAX_CACHES + 1;
-	     s = kmem_cache_next(c->mm, s), i++)
+	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s && i < n; s = kmem_cache_next(c->mm, s), i++)
 		if (kmem_cache_size(s) != size[i])
 			mf_fail(c, "C1", "mm_slub_configure changed the object size of %s: %u -> %u", kmem_cache_name(s),
 				size[i], kmem_cache_size(s));
@@ -949,6 +955,11 @@ static void kmalloc_cgen_prologue(struct mf_ctx *c, FILE *f)
 		fprintf(f, "%s%#x", k ? ", " : " ", gfp_val[k]);
 	fputs(" };\n"
 	      "UNUSED static void *ret;\n"
+	      "/* An options op keeps every cache's object size (the first n caches, in kmem_cache_next() order). */\n"
+	      "UNUSED static void sizes_ok(int op, const unsigned *sz, unsigned n)\n"
+	      "{\n\tunsigned i = 0;\n"
+	      "\tfor (struct kmem_cache *s = kmem_cache_next(mm, NULL); s && i < n; s = kmem_cache_next(mm, s), i++)\n"
+	      "\t\texpect(op, kmem_cache_size(s) == sz[i], \"mm_slub_configure keeps every cache's object size\");\n}\n"
 	      "UNUSED static void *bad;\n"
 	      "UNUSED static struct page *bad_page;\n"
 	      "UNUSED static uint64_t not_ours[4];\n"

@@ -521,6 +521,7 @@ static void op_cpu_api(struct mf_ctx *c, struct mf_op *op)
 		op->res[0] = r;
 		if (last ? r != -EBUSY : r != 0)
 			mf_fail(c, "C1", "mm_cpu_try_offline(%d) of a vCPU nobody holds returned %d", cpu, r);
+		MF_C(c, "\texpect(%u, !mm_cpu_is_online(mm, %d), \"mm_cpu_try_offline takes the vCPU down\");\n", c->cur, cpu);
 		if (!r && mm_cpu_is_online(c->mm, cpu))
 			mf_fail(c, "C1", "after mm_cpu_try_offline(%d) it is still online", cpu);
 		if (!r && ps.irqs == irqs)

@@ -1049,11 +1049,7 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 	if (r && !err[0])
 		mf_fail(c, "C1", "mm_slub_configure(\"%s\") returned %d without a message", buf, r);
 	expect_quiet(c, "mm_slub_configure");
-	if (e.applied && op->a[5] && mm_slub_fastpath(c->mm) != (enum slub_fastpath)(op->a[5] - 1))
-		mf_fail(c, "C1", "after \"%s\" mm_slub_fastpath() is %s", buf, slub_fastpath_name(mm_slub_fastpath(c->mm)));
-	if (strcmp(slub_fastpath_name(mm_slub_fastpath(c->mm)), mf_opt_fastpaths[1 + mm_slub_fastpath(c->mm)]) ||
-	    strcmp(slub_fastpath_name(SLUB_NR_FASTPATHS), "?"))
-		mf_fail(c, "C1", "slub_fastpath_name is wrong");
+	mf_slub_options_check(c, op, &e, buf);
 	MF_C(c, "\texpect(%u, mm_slub_configure(mm, \" \", NULL, 0) == 0 && mm_slub_configure(NULL, \"slub_debug\", NULL, 0) "
 	     "== -22, \"mm_slub_configure: no options is 0, no instance -EINVAL\");\n", c->cur);
 	if (mm_slub_configure(c->mm, " ", NULL, 0) || mm_slub_configure(NULL, "slub_debug", err, sizeof(err)) != -22)
@@ -1080,6 +1076,11 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 			continue;
 		if (r != -22 && relayout && empty[i] && cs->hardened != (int)ss.st_hardened)
 			cs->hardened = r == 0 ? (int)ss.st_hardened : HARD_UNKNOWN;
+		MF_C(c, "\tinfo_ok(%u, s%u, %u, %u, %#x);\n", c->cur, cs->cid, cs->size, cs->promise,
+		     (unsigned int)(cs->asked & ~o_meta()));
+		if (!empty[i])
+			MF_C(c, "\texpect(%u, flags_of(s%u) == %#x, \"a cache that holds slabs keeps its flags\");\n", c->cur,
+			     cs->cid, (unsigned int)cs->flags);
 		if ((info.flags & cs->asked & ~o_meta()) != (cs->asked & ~o_meta()) ||
 		    info.object_size != cs->size || info.align < cs->promise)
 			mf_fail(c, "C1", "after mm_slub_configure cache %s: flags %#x (were %#x), object_size %u, align %u",
@@ -1533,6 +1534,8 @@ static void slub_cgen_prologue(struct mf_ctx *c, FILE *f)
 	fprintf(f, "UNUSED static struct kmem_cache *caches[%d];   /* s<n>, for the interrupt handler's script */\n", MF_MAX_OPS + 1);
 	fputs("UNUSED static void ctor(void *p) { uint64_t w = CTOR_WORD; memcpy(p, &w, sizeof(w)); }\n"
 	      "UNUSED static int ctor_ok(const void *p) { uint64_t w; memcpy(&w, p, sizeof(w)); return w == CTOR_WORD; }\n"
+	      "UNUSED static unsigned flags_of(struct kmem_cache *s)\n"
+	      "{\n\tstruct kmem_cache_info i;\n\treturn kmem_cache_get_info(s, &i) ? ~0u : (unsigned)i.flags;\n}\n"
 	      "UNUSED static void info_ok(int op, struct kmem_cache *s, unsigned size, unsigned promise, unsigned flags)\n"
 	      "{\n\tstruct kmem_cache_info i;\n"
 	      "\texpect(op, !kmem_cache_get_info(s, &i), \"kmem_cache_get_info of a new cache\");\n"

@@ -9,6 +9,11 @@
 #                    fails when the interrupt is not dropped; and the C file
 #                    the correct fuzz_pcp writes for that input, linked with
 #                    the same wrap, exits 1 naming the op;
+#                  the C file of an options op (slub) linked with
+#                    FASTPATH_IGNORED exits 1 naming the op, as the fuzz run
+#                    of that variant fails;
+#                  the C file of cpu_api try_offline linked with OFFLINE_NOOP
+#                    exits 1 naming the op;
 #                  every input passes on the correct targets, and its C file
 #                    exits 0 against the correct library.
 # In the debug preset only (gcc, no sanitizer, no engine, no injection).
@@ -20,7 +25,8 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
     set(bins "")
     # name target WRAP symbols...
     foreach(v "sched_report;sched;REPORT_ON_FREE;kmem_cache_free"
-              "pcp_pending;pcp;PENDING_KEPT;mm_set_irq_pending,--wrap=mm_set_irq_handler")
+              "pcp_pending;pcp;PENDING_KEPT;mm_set_irq_pending,--wrap=mm_set_irq_handler"
+              "slub_fastpath;slub;FASTPATH_IGNORED;mm_slub_configure")
       list(GET v 0 name)
       list(GET v 1 t)
       list(GET v 2 def)
@@ -37,7 +43,7 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
       endif()
       list(APPEND bins "-DWRAP_${name}=$<TARGET_FILE:wrap_${name}>")
     endforeach()
-    foreach(t sched pcp)
+    foreach(t sched pcp slub)
       list(APPEND bins "-DFUZZ_${t}=$<TARGET_FILE:fuzz_${t}>")
     endforeach()
     add_test(NAME harness_wrap
@@ -100,5 +106,20 @@ run(${FUZZ_pcp} ${WORK}/pcp-pending.txt 0 "replayed 1 inputs without a violation
 run(${WRAP_pcp_pending} ${WORK}/pcp-pending.txt 1 "VIOLATION C1 in target pcp, at op \\[1\\] cpu_api")
 c_run(pcp ${WORK}/pcp-pending.txt none "" 0 "no violation")
 c_run(pcp ${WORK}/pcp-pending.txt PENDING_KEPT "mm_set_irq_pending,--wrap=mm_set_irq_handler" 1 "op 1: C1 violated")
+
+# finding 4: the C file repeats the options op's checks (slub) and try_offline's.
+file(WRITE ${WORK}/slub-fastpath.txt "setup config=tiny cpus=2\n"
+     "options debug=keep dflags=0 dlist=all dflags2=0 dlist2=all fastpath=locked hardened=keep random=keep "
+     "init_alloc=keep init_free=keep min_order=keep max_order=keep bad=none bad_last=0 min_objects=keep "
+     "fail_new_slab=keep seed=keep\ncreate size=40 align=0 flags=0 ctor=0\nalloc cache=0 cpu=0 zero=0\n")
+run(${FUZZ_slub} ${WORK}/slub-fastpath.txt 0 "replayed 1 inputs without a violation")
+run(${WRAP_slub_fastpath} ${WORK}/slub-fastpath.txt 1 "VIOLATION C1 in target slub, at op \\[0\\] options")
+c_run(slub ${WORK}/slub-fastpath.txt none "" 0 "no violation")
+c_run(slub ${WORK}/slub-fastpath.txt FASTPATH_IGNORED mm_slub_configure 1 "op 0: C1 violated")
+
+file(WRITE ${WORK}/pcp-offline.txt "setup config=tiny cpus=3 prefetch=0\nalloc order=0 gfp=GFP_KERNEL\n"
+     "cpu_api kind=try_offline arg=1\nalloc order=0 gfp=GFP_KERNEL\n")
+c_run(pcp ${WORK}/pcp-offline.txt none "" 0 "no violation")
+c_run(pcp ${WORK}/pcp-offline.txt OFFLINE_NOOP mm_cpu_try_offline 1 "op 1: C1 violated")
 
 message("HARNESS-WRAP-OK")

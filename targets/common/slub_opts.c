@@ -183,6 +183,18 @@ void mf_slub_options_mark_dirty(struct mf_ctx *c)
 	}
 }
 
+void mf_slub_options_check(struct mf_ctx *c, const struct mf_op *op, const struct mf_opt_effect *e, const char *text)
+{
+	int want = e->applied && op->a[5] ? (int)op->a[5] - 1 : -1;
+	enum slub_fastpath f = mm_slub_fastpath(c->mm);
+	MF_C(c, "\toptions_ok(%u, %d);\n", c->cur, want);
+	if (want >= 0 && f != (enum slub_fastpath)want)
+		mf_fail(c, "C1", "after \"%s\" mm_slub_fastpath() is %s", text, slub_fastpath_name(f));
+	if ((unsigned int)f >= SLUB_NR_FASTPATHS || strcmp(slub_fastpath_name(f), mf_opt_fastpaths[1 + f]) ||
+	    strcmp(slub_fastpath_name(SLUB_NR_FASTPATHS), "?"))
+		mf_fail(c, "C1", "slub_fastpath_name is wrong");
+}
+
 void mf_slub_cgen_common(FILE *f)
 {
 	fputs("static unsigned long rep0;            /* mm_nr_reports() when the op started */\n"
@@ -196,5 +208,11 @@ void mf_slub_cgen_common(FILE *f)
 	      "\texpect(op, bad ? r == -22 : (r == 0 || r == -16), \"mm_slub_configure's result\");\n"
 	      "\texpect(op, !r || e[0], \"a refusal has a message\");\n"
 	      "\tdiverged(op, r != r_fuzz, \"mm_slub_configure's result\");\n"
-	      "\tquiet(op, \"mm_slub_configure\");\n}\n", f);
+	      "\tquiet(op, \"mm_slub_configure\");\n}\n"
+	      "UNUSED static void options_ok(int op, int fastpath)\n"
+	      "{\n\tstatic const char *const names[] = { \"cmpxchg\", \"locked\", \"irqoff\" };\n"
+	      "\tenum slub_fastpath fp = mm_slub_fastpath(mm);\n"
+	      "\texpect(op, fastpath < 0 || (int)fp == fastpath, \"mm_slub_fastpath() is the fast path the options asked for\");\n"
+	      "\texpect(op, (unsigned)fp < SLUB_NR_FASTPATHS && !strcmp(slub_fastpath_name(fp), names[fp]) &&\n"
+	      "\t       !strcmp(slub_fastpath_name(SLUB_NR_FASTPATHS), \"?\"), \"slub_fastpath_name\");\n}\n", f);
 }

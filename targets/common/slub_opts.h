@@ -55,6 +55,12 @@ struct mf_opt_effect {
 /* The option text of an options op (also what its note prints); returns its length. */
 size_t mf_slub_options_text(const struct mf_op *op, const char *const *lists, char *buf, size_t len,
 			    struct mf_opt_effect *e);
+/*
+ * After the op's mm_slub_configure(@text) (slub and kmalloc): the fast path
+ * the text asked for, when it was applied, and slub_fastpath_name(); the
+ * same check written to the C file (options_ok()).
+ */
+void mf_slub_options_check(struct mf_ctx *c, const struct mf_op *op, const struct mf_opt_effect *e, const char *text);
 /* The op's note: the return value and the text. */
 void mf_slub_options_note(FILE *f, const struct mf_op *op, const char *const *lists);
 
@@ -66,7 +72,8 @@ void mf_slub_options_restore_if_dirty(struct mf_ctx *c);
 /*
  * The C reproducer's helpers both SLUB targets use: rep0 (mm_nr_reports()
  * when the op started, or after its last expected report), quiet(),
- * configure() (an options op's call and checks), bulk[] and got.
+ * configure() (an options op's call and checks), options_ok() (what
+ * mf_slub_options_check() checks), bulk[] and got.
  */
 void mf_slub_cgen_common(FILE *f);
 

@@ -23,7 +23,7 @@
  * runs ops on one thread in order, which is not what this target does: its
  * begin() runs the whole input - the schedule, the checks, the teardown -
  * and returns false, so the harness stops there.  (--c, the C reproducer,
- * is not supported: a schedule needs the fiber scheduler.)
+ * is refused, exit 2: a schedule needs the fiber scheduler.)
  *
  * Checked:
  *  - C1 (shadow): every object and page handed out lies in the arena,
@@ -755,8 +755,6 @@ static bool sched_begin(struct mf_ctx *c, const struct mf_op *setup)
 	sched_config_of(setup, &cfg);
 	if (!mf_instance(c, &cfg))
 		mf_fail(c, "harness", "mm_create failed for the config %s", cfg_names[setup->a[0]]);
-	if (c->cgen)
-		fprintf(stderr, "mmfuzz: sched: --c is not supported (a schedule needs the fiber scheduler)\n");
 	memset(&S, 0, sizeof(S));
 	S.c = c;
 	S.ncpus = (int)cfg.nr_cpus;
@@ -865,6 +863,7 @@ static const struct mf_target sched_target = {
 	.release = sched_release,
 	.config_of = sched_config_of,
 	.warm = sched_warm,
+	.no_cgen = true,
 };
 
 MF_TARGET(sched_target)

@@ -14,6 +14,7 @@
 #                    of that variant fails;
 #                  the C file of cpu_api try_offline linked with OFFLINE_NOOP
 #                    exits 1 naming the op;
+#                  fuzz_sched --c is refused: exit 2, no file written;
 #                  every input passes on the correct targets, and its C file
 #                    exits 0 against the correct library.
 # In the debug preset only (gcc, no sanitizer, no engine, no injection).
@@ -121,5 +122,13 @@ file(WRITE ${WORK}/pcp-offline.txt "setup config=tiny cpus=3 prefetch=0\nalloc o
      "cpu_api kind=try_offline arg=1\nalloc order=0 gfp=GFP_KERNEL\n")
 c_run(pcp ${WORK}/pcp-offline.txt none "" 0 "no violation")
 c_run(pcp ${WORK}/pcp-offline.txt OFFLINE_NOOP mm_cpu_try_offline 1 "op 1: C1 violated")
+
+# fuzz_sched has no C reproducer: --c is refused (exit 2), nothing written (was: a truncated file, exit 0).
+file(REMOVE ${WORK}/sched.c)
+execute_process(COMMAND ${FUZZ_sched} --c ${WORK}/sched.c ${WORK}/sched-report.txt RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(NOT rc EQUAL 2 OR EXISTS ${WORK}/sched.c OR NOT out MATCHES "target sched has no C reproducer")
+  message(FATAL_ERROR "fuzz_sched --c: exit ${rc}, want 2, no file and a message:\n${out}")
+endif()
 
 message("HARNESS-WRAP-OK")

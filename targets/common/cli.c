@@ -10,6 +10,7 @@
  *   fuzz_T --ops                  the op table: every op and its arguments
  *   fuzz_T --trace ...            run, printing each op and what it did
  *   fuzz_T --c OUT.c FILE         run FILE, writing a standalone C reproducer
+ *                                 (exit 2, nothing written, for a target without one: sched)
  *
  * Replay (engine none, and AFL++ builds given files): every FILE, and every
  * regular file directly inside each DIR, in name order.  A FILE ending in
@@ -251,6 +252,11 @@ int mf_main_options(const struct mf_target *t, int *argc, char ***argv)
 				fprintf(stderr, "usage: %s --c OUT.c FILE\n", (*argv)[0]);
 				exit(2);
 			}
+			if (t->no_cgen) {
+				fprintf(stderr, "%s: --c: target %s has no C reproducer; nothing written\n", (*argv)[0],
+					t->name);
+				exit(2);
+			}
 			mf_cgen_open((*argv)[i + 1]);
 			remove_args(argc, argv, i--, 2);
 			continue;
@@ -283,8 +289,9 @@ int mf_replay_main(const struct mf_target *t, int argc, char **argv)
 
 	mf_main_options(t, &argc, &argv);
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s [--trace] [--c OUT.c] FILE|DIR...   (replay inputs)\n"
-			"       %s --print FILE... | --encode TEXT [-o OUT] | --dict | --ops\n", argv[0], argv[0]);
+		fprintf(stderr, "usage: %s [--trace]%s FILE|DIR...   (replay inputs)\n"
+			"       %s --print FILE... | --encode TEXT [-o OUT] | --dict | --ops\n", argv[0],
+			t->no_cgen ? "" : " [--c OUT.c]", argv[0]);
 		return 2;
 	}
 	const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];

@@ -124,6 +124,8 @@ struct mf_target {
 	 * instability to AFL++ (tests/fuzz_stability.c checks).
 	 */
 	void (*warm)(struct mf_ctx *c);
+	/* No C reproducer (sched: a schedule needs the fiber scheduler): --c is refused (exit 2). */
+	bool no_cgen;
 };
 
 /* ------------------------------------------------------------ run state */

@@ -14,6 +14,8 @@
 #                    of that variant fails;
 #                  the C file of cpu_api try_offline linked with OFFLINE_NOOP
 #                    exits 1 naming the op;
+#                    its report prints every op that ran before (t0's ops [2]
+#                    and [3] before t1's [1]), and no --c in its repro hint;
 #                  fuzz_sched --c is refused: exit 2, no file written;
 #                  every input passes on the correct targets, and its C file
 #                    exits 0 against the correct library.
@@ -99,6 +101,13 @@ file(WRITE ${WORK}/sched-report.txt "setup config=micro cpus=2 tasks=2\nalloc ta
 run(${FUZZ_sched} ${WORK}/sched-report.txt 0 "replayed 1 inputs without a violation")
 run(${WRAP_sched_report} ${WORK}/sched-report.txt 1
     "VIOLATION C1 in target sched, at op \\[1\\] free \\(of 5\\)\n==mmfuzz== C1: free \\(or an op of another task")
+
+# t0 runs ops [2] and [3] before t1 runs [0] and [1]: the report of op [1] prints them (they ran), and its
+# repro hint offers no --c.
+file(WRITE ${WORK}/sched-order.txt "setup config=micro cpus=2 tasks=2\nalloc task=1 cache=2 cpu=0 zero=0\n"
+     "free task=1 idx=0 cpu=0\nyield task=0 cpu=0\nyield task=0 cpu=1\n")
+run(${WRAP_sched_report} ${WORK}/sched-order.txt 1
+    "at op \\[1\\] free \\(of 4\\).*# \\[1\\] [^\n]*<== violation here\n[^\n]*# \\[2\\]\n[^\n]*# \\[3\\]\n.*input: [^\n]*sched-order.txt  \\(\\./mmfuzz repro sched [^;]*; \\./mmfuzz trace sched [^ ]*sched-order.txt\\)")
 
 # finding 5: an interrupt left pending with no handler is dropped, not kept for later.
 file(WRITE ${WORK}/pcp-pending.txt "setup config=tiny cpus=2 prefetch=0\nalloc order=0 gfp=GFP_KERNEL\n"

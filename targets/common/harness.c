@@ -166,11 +166,20 @@ void mf_fail(struct mf_ctx *c, const char *inv, const char *fmt, ...)
 	fprintf(stderr, "==mmfuzz== op program so far:\n");
 	if (c->in_setup)
 		mf_print_program(stderr, c->t, &c->setup, c->prog, 0, -1, true);
-	else
-		mf_print_program(stderr, c->t, &c->setup, c->prog,
-				 c->tearing_down || c->final_check || !c->nops ? c->nops : c->cur + 1,
-				 c->tearing_down || c->final_check || !c->nops ? -1 : (int)c->cur, true);
-	if (c->input_name)
+	else if (c->tearing_down || c->final_check || !c->nops)
+		mf_print_program(stderr, c->t, &c->setup, c->prog, c->nops, -1, true);
+	else {
+		/* Up to the last op that ran: sched runs its tasks' ops out of index order. */
+		unsigned int n = c->cur + 1;
+		for (unsigned int i = n; i < c->nops; i++)
+			if (c->prog[i].ran)
+				n = i + 1;
+		mf_print_program(stderr, c->t, &c->setup, c->prog, n, (int)c->cur, true);
+	}
+	if (c->input_name && c->t->no_cgen)
+		fprintf(stderr, "==mmfuzz== input: %s  (./mmfuzz repro %s %s; ./mmfuzz trace %s %s)\n",
+			c->input_name, c->t->name, c->input_name, c->t->name, c->input_name);
+	else if (c->input_name)
 		fprintf(stderr, "==mmfuzz== input: %s  (./mmfuzz repro %s %s; ./mmfuzz trace %s %s --c repro.c)\n",
 			c->input_name, c->t->name, c->input_name, c->t->name, c->input_name);
 	if (c->cgen)

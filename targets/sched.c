@@ -680,6 +680,7 @@ static int task_fn(void *arg)
 		S.busy++;
 		op->ran = true;
 		sched_ops[op->kind].exec(ctx(), op);
+		mf_op_ran(ctx());       /* MMFUZZ_CRASH_AT_OP, MMFUZZ_STATS */
 		hb();
 		S.busy--;
 		after_op();

@@ -16,6 +16,8 @@
 #                    exits 1 naming the op;
 #                    its report prints every op that ran before (t0's ops [2]
 #                    and [3] before t1's [1]), and no --c in its repro hint;
+#                  MMFUZZ_STATS=1 fuzz_sched prints its stats, and
+#                    MMFUZZ_CRASH_AT_OP=1 makes it die of SIGSEGV;
 #                  fuzz_sched --c is refused: exit 2, no file written;
 #                  every input passes on the correct targets, and its C file
 #                    exits 0 against the correct library.
@@ -131,6 +133,17 @@ file(WRITE ${WORK}/pcp-offline.txt "setup config=tiny cpus=3 prefetch=0\nalloc o
      "cpu_api kind=try_offline arg=1\nalloc order=0 gfp=GFP_KERNEL\n")
 c_run(pcp ${WORK}/pcp-offline.txt none "" 0 "no violation")
 c_run(pcp ${WORK}/pcp-offline.txt OFFLINE_NOOP mm_cpu_try_offline 1 "op 1: C1 violated")
+
+# MMFUZZ_STATS and MMFUZZ_CRASH_AT_OP reach sched too (its begin() runs the ops: mf_op_ran()).
+set(ENV{MMFUZZ_STATS} 1)
+run(${FUZZ_sched} ${WORK}/sched-report.txt 0 "mmfuzz: stats: 1 inputs, 5 ops \\(5.0 per input\\)")
+unset(ENV{MMFUZZ_STATS})
+set(ENV{MMFUZZ_CRASH_AT_OP} 1)
+execute_process(COMMAND ${FUZZ_sched} ${WORK}/sched-report.txt RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+unset(ENV{MMFUZZ_CRASH_AT_OP})
+if(NOT rc MATCHES "Segmentation")
+  message(FATAL_ERROR "MMFUZZ_CRASH_AT_OP=1 fuzz_sched: ${rc}, want a SIGSEGV:\n${out}")
+endif()
 
 # fuzz_sched has no C reproducer: --c is refused (exit 2), nothing written (was: a truncated file, exit 0).
 file(REMOVE ${WORK}/sched.c)

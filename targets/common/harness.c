@@ -9,12 +9,13 @@
  *                       teardown checks at level 2 and compares with the initial state
  *   MMFUZZ_MAX_OPS      ops run per input (default and limit MF_MAX_OPS)
  *   MMFUZZ_TRACE        1: print each op, with what it did, as it runs
- *   MMFUZZ_STATS        1: at exit, CPU time spent in ops, per-op checks and teardown
+ *   MMFUZZ_STATS        1: at exit, CPU time spent in ops, per-op checks and teardown (sched:
+ *                       its checks' time, the rest as ops; mf_op_ran())
  *   MMFUZZ_FILL_FULL    1: pattern-fill (and zero-check) every byte of large allocations too
  *   MMFUZZ_CHECK_INCREMENTAL  0: level 2 walks every zone, pcp and cache after every op, not
  *                       only those an op changed (mm_check_set_incremental) - to find the
  *                       very first op after which a corruption shows
- *   MMFUZZ_CRASH_AT_OP  N: raise SIGSEGV right after op [N] ran - the tests of what a
+ *   MMFUZZ_CRASH_AT_OP  N: raise SIGSEGV right after op [N] ran (sched too) - the tests of what a
  *                       crashing run leaves behind (the C reproducer's ending, cgen.c)
  */
 #include <signal.h>
@@ -205,6 +206,21 @@ void mf_check(struct mf_ctx *c, int level)
 
 /* ------------------------------------------------------------ one input */
 
+void mf_op_ran(struct mf_ctx *c)
+{
+	c->ops_ran++;
+	if (c->cur == knobs.crash_at)
+		raise(SIGSEGV);
+}
+
+static double check_time(void)
+{
+	double t = 0;
+	for (int l = 1; l < 5; l++)
+		t += stats.t_level[l];
+	return t;
+}
+
 int mf_run_input(const struct mf_target *t, const uint8_t *data, size_t size)
 {
 	struct mf_ctx c;
@@ -224,8 +240,18 @@ int mf_run_input(const struct mf_target *t, const uint8_t *data, size_t size)
 
 	if (c.cgen)
 		mf_cgen_begin(&c);
-	if (!t->begin(&c, &c.setup))
+	double tb = knobs.stats ? now_s() : 0, cb = knobs.stats ? check_time() : 0;
+	if (!t->begin(&c, &c.setup)) {
+		/* A target that ran the input itself (sched): its mm_check calls' time is checks, the rest ops. */
+		if (knobs.stats && c.ops_ran) {
+			double dc = check_time() - cb;
+			stats.t_ops += now_s() - tb - dc;
+			stats.t_check += dc;
+			stats.inputs++;
+			stats.ops += c.ops_ran;
+		}
 		return 0;
+	}
 	if (c.mm)
 		mf_shadow_reset(&shadow, (uintptr_t)mm_arena_base(c.mm),
 				(uintptr_t)mm_arena_base(c.mm) + mm_arena_size(c.mm));

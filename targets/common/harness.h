@@ -153,6 +153,7 @@ struct mf_ctx {
 	unsigned long reports_before;   /* mm_nr_reports() before the current op, or when it last
 					 * accounted for the reports it expected (mf_reports_accounted) */
 	void *tstate;                   /* the target's own state */
+	unsigned int ops_ran;           /* ops a target that runs them itself reported (mf_op_ran) */
 };
 
 /* ------------------------------------------------------------ API */
@@ -166,6 +167,14 @@ struct mf_ctx {
  * reproducer (reports_ok).
  */
 void mf_reports_accounted(struct mf_ctx *c);
+
+/*
+ * For a target whose begin() runs the ops itself (sched): call after each
+ * op's exec, with c->cur naming it - what the harness's loop does there:
+ * MMFUZZ_CRASH_AT_OP, and the op count of MMFUZZ_STATS (such an input's
+ * CPU time counts as ops, but for its mm_check calls, which count as checks).
+ */
+void mf_op_ran(struct mf_ctx *c);
 
 /* The harness's once-per-process setup (knobs, buffers); mf_instances_warm() runs it. */
 void mf_harness_init(void);

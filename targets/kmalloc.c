@@ -789,7 +789,8 @@ static void note_bad(FILE *f, const struct mf_op *op)
  * (red zones and user tracking add the request-size tracking and the
  * kmalloc red zone), the fast paths, init_on_alloc/free, orders, failing
  * new slabs ...  Layout options reach only the buckets that hold no slab
- * (-EBUSY for the others); every bucket keeps its size.  The input's
+ * (-EBUSY for the others); every bucket keeps its size, and an applied
+ * slub_fastpath= is SLUB's fast path after (mf_slub_options_check()).  The input's
  * teardown puts the options back (common/slub_opts.c).  The text
  * comes from common/slub_opts.c; these are the cache lists it names.
  */
@@ -820,6 +821,7 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 	if (r && !err[0])
 		mf_fail(c, "C1", "mm_slub_configure(\"%s\") returned %d without a message", buf, r);
 	expect_quiet(c, "mm_slub_configure");
+	mf_slub_options_check(c, op, &e, buf);  /* the fast path asked for, as the slub target checks */
 	if (c->cgen) {
 		fprintf(c->cgen, "\t{ static const unsigned sz[] = {");
 		for (unsigned int k = 0; k < i; k++)

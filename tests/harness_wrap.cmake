@@ -12,6 +12,8 @@
 #                  the C file of an options op (slub) linked with
 #                    FASTPATH_IGNORED exits 1 naming the op, as the fuzz run
 #                    of that variant fails;
+#                  the same for kmalloc's options op (the fuzz run and its
+#                    C file);
 #                  the C file of cpu_api try_offline linked with OFFLINE_NOOP
 #                    exits 1 naming the op;
 #                    its report prints every op that ran before (t0's ops [2]
@@ -31,7 +33,8 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
     # name target WRAP symbols...
     foreach(v "sched_report;sched;REPORT_ON_FREE;kmem_cache_free"
               "pcp_pending;pcp;PENDING_KEPT;mm_set_irq_pending,--wrap=mm_set_irq_handler"
-              "slub_fastpath;slub;FASTPATH_IGNORED;mm_slub_configure")
+              "slub_fastpath;slub;FASTPATH_IGNORED;mm_slub_configure"
+              "kmalloc_fastpath;kmalloc;FASTPATH_IGNORED;mm_slub_configure")
       list(GET v 0 name)
       list(GET v 1 t)
       list(GET v 2 def)
@@ -48,7 +51,7 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
       endif()
       list(APPEND bins "-DWRAP_${name}=$<TARGET_FILE:wrap_${name}>")
     endforeach()
-    foreach(t sched pcp slub)
+    foreach(t sched pcp slub kmalloc)
       list(APPEND bins "-DFUZZ_${t}=$<TARGET_FILE:fuzz_${t}>")
     endforeach()
     add_test(NAME harness_wrap
@@ -128,6 +131,16 @@ run(${FUZZ_slub} ${WORK}/slub-fastpath.txt 0 "replayed 1 inputs without a violat
 run(${WRAP_slub_fastpath} ${WORK}/slub-fastpath.txt 1 "VIOLATION C1 in target slub, at op \\[0\\] options")
 c_run(slub ${WORK}/slub-fastpath.txt none "" 0 "no violation")
 c_run(slub ${WORK}/slub-fastpath.txt FASTPATH_IGNORED mm_slub_configure 1 "op 0: C1 violated")
+
+# finding 7: kmalloc's options op checks the fast path too (mf_slub_options_check(), shared with slub).
+file(WRITE ${WORK}/kmalloc-fastpath.txt "setup config=tiny cpus=2\n"
+     "options debug=keep dflags=0 dlist=all dflags2=0 dlist2=all fastpath=locked hardened=keep random=keep "
+     "init_alloc=keep init_free=keep min_order=keep max_order=keep bad=none bad_last=0 min_objects=keep "
+     "fail_new_slab=keep seed=keep\nalloc kind=kmalloc size=40 class=exact n=0 gfp=GFP_KERNEL cpu=0 overflow=0\n")
+run(${FUZZ_kmalloc} ${WORK}/kmalloc-fastpath.txt 0 "replayed 1 inputs without a violation")
+run(${WRAP_kmalloc_fastpath} ${WORK}/kmalloc-fastpath.txt 1 "VIOLATION C1 in target kmalloc, at op \\[0\\] options")
+c_run(kmalloc ${WORK}/kmalloc-fastpath.txt none "" 0 "no violation")
+c_run(kmalloc ${WORK}/kmalloc-fastpath.txt FASTPATH_IGNORED mm_slub_configure 1 "op 0: C1 violated")
 
 file(WRITE ${WORK}/pcp-offline.txt "setup config=tiny cpus=3 prefetch=0\nalloc order=0 gfp=GFP_KERNEL\n"
      "cpu_api kind=try_offline arg=1\nalloc order=0 gfp=GFP_KERNEL\n")

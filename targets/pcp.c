@@ -845,10 +845,11 @@ static void pcp_end(struct mf_ctx *c)
 }
 
 /*
- * The C file's interrupt handler only counts its runs (what the fuzz run's
- * handler allocated and freed is made inline, and said so); the hotplug
- * state of the target's own with its failing online callback; the checks
- * of the CPU model's API corners, as op_cpu_api() makes them.
+ * The C file's helpers besides the hook's (mf_cgen_hook_prologue(): its
+ * interrupt handler counts its runs and replays, from irq_script(), the
+ * calls the fuzz run's handler made - captured by mf_cgen_irq_begin/_end):
+ * the hotplug state of the target's own with its failing online callback,
+ * and the checks of the CPU model's API corners, as op_cpu_api() makes them.
  */
 static void pcp_cgen_prologue(struct mf_ctx *c, FILE *f)
 {

@@ -122,21 +122,22 @@ run(${WRAP_pcp_pending} ${WORK}/pcp-pending.txt 1 "VIOLATION C1 in target pcp, a
 c_run(pcp ${WORK}/pcp-pending.txt none "" 0 "no violation")
 c_run(pcp ${WORK}/pcp-pending.txt PENDING_KEPT "mm_set_irq_pending,--wrap=mm_set_irq_handler" 1 "op 1: C1 violated")
 
+# The options op asking for the locked fast path (findings 4 and 7).
+string(CONCAT opts_locked "options debug=keep dflags=0 dlist=all dflags2=0 dlist2=all fastpath=locked hardened=keep random=keep "
+                          "init_alloc=keep init_free=keep min_order=keep max_order=keep bad=none bad_last=0 min_objects=keep "
+                          "fail_new_slab=keep seed=keep\n")
+
 # finding 4: the C file repeats the options op's checks (slub) and try_offline's.
-file(WRITE ${WORK}/slub-fastpath.txt "setup config=tiny cpus=2\n"
-     "options debug=keep dflags=0 dlist=all dflags2=0 dlist2=all fastpath=locked hardened=keep random=keep "
-     "init_alloc=keep init_free=keep min_order=keep max_order=keep bad=none bad_last=0 min_objects=keep "
-     "fail_new_slab=keep seed=keep\ncreate size=40 align=0 flags=0 ctor=0\nalloc cache=0 cpu=0 zero=0\n")
+file(WRITE ${WORK}/slub-fastpath.txt "setup config=tiny cpus=2\n" "${opts_locked}"
+     "create size=40 align=0 flags=0 ctor=0\nalloc cache=0 cpu=0 zero=0\n")
 run(${FUZZ_slub} ${WORK}/slub-fastpath.txt 0 "replayed 1 inputs without a violation")
 run(${WRAP_slub_fastpath} ${WORK}/slub-fastpath.txt 1 "VIOLATION C1 in target slub, at op \\[0\\] options")
 c_run(slub ${WORK}/slub-fastpath.txt none "" 0 "no violation")
 c_run(slub ${WORK}/slub-fastpath.txt FASTPATH_IGNORED mm_slub_configure 1 "op 0: C1 violated")
 
 # finding 7: kmalloc's options op checks the fast path too (mf_slub_options_check(), shared with slub).
-file(WRITE ${WORK}/kmalloc-fastpath.txt "setup config=tiny cpus=2\n"
-     "options debug=keep dflags=0 dlist=all dflags2=0 dlist2=all fastpath=locked hardened=keep random=keep "
-     "init_alloc=keep init_free=keep min_order=keep max_order=keep bad=none bad_last=0 min_objects=keep "
-     "fail_new_slab=keep seed=keep\nalloc kind=kmalloc size=40 class=exact n=0 gfp=GFP_KERNEL cpu=0 overflow=0\n")
+file(WRITE ${WORK}/kmalloc-fastpath.txt "setup config=tiny cpus=2\n" "${opts_locked}"
+     "alloc kind=kmalloc size=40 class=exact n=0 gfp=GFP_KERNEL cpu=0 overflow=0\n")
 run(${FUZZ_kmalloc} ${WORK}/kmalloc-fastpath.txt 0 "replayed 1 inputs without a violation")
 run(${WRAP_kmalloc_fastpath} ${WORK}/kmalloc-fastpath.txt 1 "VIOLATION C1 in target kmalloc, at op \\[0\\] options")
 c_run(kmalloc ${WORK}/kmalloc-fastpath.txt none "" 0 "no violation")

@@ -48,36 +48,8 @@ file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(cflags -std=gnu11 -Wall -Wextra -Werror -I${SRC}/allocator/include)
 
-# write(T INPUT OUT [EXPECT_FAIL]): fuzz_T --c OUT INPUT; exit 0 unless EXPECT_FAIL.
-function(write t input out)
-  file(REMOVE ${out})
-  execute_process(COMMAND ${FUZZ_${t}} --c ${out} ${input} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE err)
-  if((rc AND NOT ARGN) OR (NOT rc AND ARGN) OR NOT EXISTS ${out})
-    message(FATAL_ERROR "fuzz_${t} --c ${out} ${input}: exit ${rc}\n${o}\n${err}")
-  endif()
-  set(write_err "${err}" PARENT_SCOPE)
-endfunction()
-
-# build_run(C LIB STATUS [MATCH re]): compile C against LIB warning-free, run it, require STATUS (and re on stderr).
-function(build_run c lib status)
-  cmake_parse_arguments(PARSE_ARGV 3 B "" "MATCH" "")
-  get_filename_component(exe ${c} NAME_WE)
-  get_filename_component(libdir ${lib} DIRECTORY)
-  string(MD5 tag ${libdir})
-  set(exe ${WORK}/${exe}-${tag})
-  execute_process(COMMAND ${CC} ${cflags} ${c} ${lib} -lpthread -latomic -o ${exe}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(rc)
-    message(FATAL_ERROR "${c} does not compile warning-free against ${lib}:\n${out}")
-  endif()
-  execute_process(COMMAND ${exe} RESULT_VARIABLE rc OUTPUT_VARIABLE err ERROR_VARIABLE err TIMEOUT 120)
-  if(NOT rc STREQUAL status)
-    message(FATAL_ERROR "${c} against ${lib}: exit ${rc}, want ${status}\n${err}")
-  endif()
-  if(B_MATCH AND NOT err MATCHES "${B_MATCH}")
-    message(FATAL_ERROR "${c} against ${lib}: output does not match '${B_MATCH}':\n${err}")
-  endif()
-endfunction()
+set(trace_c_timeout 120)
+include(${SRC}/tests/support/trace_c_lib.cmake)   # write(), build_run()
 
 # ---------------------------------------------------------------- env: MMFUZZ_SLUB
 set(ENV{MMFUZZ_SLUB} "slub_fail_new_slab=2")

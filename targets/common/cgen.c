@@ -3,10 +3,13 @@
  * cgen.c - the standalone C reproducer writer: prologue with the checking
  * helpers, the config, and the epilogue.  See cgen.h.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgen.h"
 #include "mm/cpu.h"
@@ -45,11 +48,16 @@ static struct {
 	unsigned int npending;
 } hk;
 
-/* mf_cgen_call(): the call in flight, [0] in main(), [1] in the handler's run being captured. */
+/*
+ * mf_cgen_call(): the call in flight, [0] in main(), [1] in the handler's
+ * run being captured.  Room for an options text (slub_opts.c: up to 1 KiB,
+ * each byte up to four once quoted); a text that does not fit is not
+ * registered - a missing call, never half a statement.
+ */
 static struct inflight {
 	FILE *f;                /* the stream it was registered on ... */
 	long pos;               /* ... at this position */
-	char text[256];
+	char text[4608];
 } inflight[2];
 
 void mf_cgen_call(struct mf_ctx *c, const char *fmt, ...)
@@ -61,40 +69,127 @@ void mf_cgen_call(struct mf_ctx *c, const char *fmt, ...)
 	x->f = c->cgen;
 	x->pos = ftell(c->cgen);
 	va_start(ap, fmt);
-	vsnprintf(x->text, sizeof(x->text), fmt, ap);
+	int n = vsnprintf(x->text, sizeof(x->text), fmt, ap);
 	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(x->text))
+		x->text[0] = 0;
 }
+
+/* An ending wrote a call in flight (in main() or in the handler's run). */
+static bool inflight_made;
 
 /* At an ending: the registered call, when the stream has nothing after it (the process died inside it). */
 static void inflight_write(FILE *f, struct inflight *x)
 {
-	if (f && x->text[0] && x->f == f && ftell(f) == x->pos)
+	if (f && x->text[0] && x->f == f && ftell(f) == x->pos) {
 		fprintf(f, "\t%s   /* the call in flight when the fuzz run stopped */\n", x->text);
+		inflight_made = true;
+	}
 	x->text[0] = 0;
 	x->f = NULL;
+}
+
+/*
+ * The blocks a C text leaves open: its '{' less its '}', outside string and
+ * character literals and comments.  Fed in pieces (main() is read back from
+ * the file in chunks).
+ */
+struct braces {
+	long depth;
+	char state;             /* 0 code, '"' or '\'' in a literal, '*' in a comment, '/' in a line comment */
+	bool esc;               /* a backslash just before, in a literal */
+	char prev;
+};
+
+static void braces_feed(struct braces *b, const char *t, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		char ch = t[i];
+		switch (b->state) {
+		case '"':
+		case '\'':
+			if (b->esc)
+				b->esc = false;
+			else if (ch == '\\')
+				b->esc = true;
+			else if (ch == b->state)
+				b->state = 0;
+			break;
+		case '*':
+			if (b->prev == '*' && ch == '/') {
+				b->state = 0;
+				ch = 0;         /* "*" "/" "*" does not open another */
+			}
+			break;
+		case '/':
+			if (ch == '\n')
+				b->state = 0;
+			break;
+		default:
+			if (b->prev == '/' && (ch == '*' || ch == '/')) {
+				b->state = ch;
+				ch = 0;         /* "/" "*" "/" does not close it */
+			} else if (ch == '"' || ch == '\'') {
+				b->state = ch;
+			} else if (ch == '{') {
+				b->depth++;
+			} else if (ch == '}') {
+				b->depth--;
+			}
+		}
+		b->prev = ch;
+	}
+}
+
+static void braces_close(FILE *f, const struct braces *b)
+{
+	for (long d = b->depth; d > 0; d--)
+		fputs("\t}\n", f);
 }
 
 /* A handler run cut short inside a block: close what it opened (its script must compile). */
 static void close_braces(FILE *f, const char *text, size_t len)
 {
-	long depth = 0;
-	bool str = false;
-	for (size_t i = 0; i < len; i++) {
-		if (str) {
-			if (text[i] == '\\')
-				i++;
-			else if (text[i] == '"')
-				str = false;
-		} else if (text[i] == '"') {
-			str = true;
-		} else if (text[i] == '{') {
-			depth++;
-		} else if (text[i] == '}') {
-			depth--;
-		}
+	struct braces b = { 0 };
+	braces_feed(&b, text, len);
+	braces_close(f, &b);
+}
+
+/*
+ * A run cut short inside a block of main() - a violation or a crash inside
+ * an op whose C text opens one - gets it closed too, or the ending's
+ * "return 0; }" would leave main() open and the file would not compile.
+ * main()'s text is read back from the file (from main_pos, the offset
+ * right after its opening brace) with open/read, which a signal handler
+ * may call; a stream that cannot be read back (not a regular file) is left
+ * as it is.
+ */
+static long main_pos = -1;
+
+static void close_main_blocks(FILE *f)
+{
+	struct braces b = { 0 };
+	char buf[4096];
+
+	if (main_pos < 0 || fflush(f))
+		return;
+	long end = ftell(f);
+	int fd = open(cgen_path, O_RDONLY);
+	if (end < main_pos || fd < 0)
+		goto out;
+	if (lseek(fd, main_pos, SEEK_SET) != main_pos)
+		goto out;
+	for (long left = end - main_pos; left > 0;) {
+		ssize_t n = read(fd, buf, (size_t)left < sizeof(buf) ? (size_t)left : sizeof(buf));
+		if (n <= 0)
+			goto out;
+		braces_feed(&b, buf, (size_t)n);
+		left -= n;
 	}
-	for (; depth > 0; depth--)
-		fputs("\t}\n", f);
+	braces_close(f, &b);
+out:
+	if (fd >= 0)
+		close(fd);
 }
 
 static void *grow(void *p, size_t *cap, size_t n, size_t size)
@@ -431,7 +526,9 @@ void mf_cgen_begin(struct mf_ctx *c)
 	fputs(prologue, f);
 	if (c->t->cgen_prologue)
 		c->t->cgen_prologue(c, f);
-	fprintf(f, "int main(void)\n{\n\tstruct mm_config cfg;\n\tchar err[256];\n\n");
+	fprintf(f, "int main(void)\n{\n");
+	main_pos = ftell(f);
+	fprintf(f, "\tstruct mm_config cfg;\n\tchar err[256];\n\n");
 	/*
 	 * The fuzz run's environment, as far as the allocator reads it:
 	 * mm_create() applies MMFUZZ_SLUB, so the C file sets (or clears) it
@@ -551,12 +648,22 @@ unsigned long mf_cgen_point(struct mf_ctx *c)
 	return c->cgen && hk.on ? ++hk.n : 0;
 }
 
-void mf_cgen_act(struct mf_ctx *c, unsigned long n, int point, int irq, bool mig, int to, int got)
+size_t mf_cgen_act(struct mf_ctx *c, unsigned long n, int point, int irq, bool mig, int to, int got)
 {
 	if (!c->cgen || !hk.on)
-		return;
+		return SIZE_MAX;
 	hk.acts = grow(hk.acts, &hk.cap_acts, hk.nacts, sizeof(*hk.acts));
-	hk.acts[hk.nacts++] = (struct hook_act){ c->cur, n, point, irq, mig, to, got };
+	hk.acts[hk.nacts] = (struct hook_act){ c->cur, n, point, irq, mig, to, got };
+	return hk.nacts++;
+}
+
+void mf_cgen_act_mig(struct mf_ctx *c, size_t act, int to, int got)
+{
+	if (!c->cgen || !hk.on || act >= hk.nacts)
+		return;
+	hk.acts[act].mig = true;
+	hk.acts[act].to = to;
+	hk.acts[act].got = got;
 }
 
 void mf_cgen_irq_begin(struct mf_ctx *c, unsigned long run)
@@ -666,6 +773,31 @@ void mf_cgen_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+bool mf_cgen_quote(char *buf, size_t size, const char *s)
+{
+	size_t n = 0;
+	if (size < 3)
+		return false;
+	buf[n++] = '"';
+	for (; *s; s++) {
+		int w;
+		if (*s == '"' || *s == '\\')
+			w = snprintf(buf + n, size - n, "\\%c", *s);
+		else if ((unsigned char)*s < 32 || (unsigned char)*s > 126)
+			w = snprintf(buf + n, size - n, "\\%03o", (unsigned char)*s);
+		else
+			w = snprintf(buf + n, size - n, "%c", *s);
+		if (w < 0 || (size_t)w >= size - n)
+			return false;
+		n += (size_t)w;
+	}
+	if (n + 2 > size)
+		return false;
+	buf[n++] = '"';
+	buf[n] = 0;
+	return true;
+}
+
 void mf_cgen_after_setup(struct mf_ctx *c)
 {
 	(void)c;
@@ -695,14 +827,27 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 	FILE *f = c->cgen;
 	if (!f)
 		return;
-	if (inv)
+	if (inv) {
 		inflight_write(f, &inflight[0]);
+		close_main_blocks(f);
+	}
 	inflight[0].text[0] = 0;
+	main_pos = -1;
 	if (inv) {
 		fprintf(f, "\t/* The fuzz run stopped here: %s: ", inv);
 		for (const char *p = msg; *p; p++)   /* no comment terminator inside the comment */
 			fputc(p[0] == '*' && p[1] == '/' ? '+' : *p, f);
 		fprintf(f, " */\n");
+		/*
+		 * A call in flight that returns here (the crash did not
+		 * reproduce) took what the C file does not track: the walker's
+		 * count of the client's pages would be off, a false B4 in the
+		 * checks below.  Without a walker the checker counts them
+		 * through the memmap.
+		 */
+		if (inflight_made)
+			fprintf(f, "\tif (mm)\n\t\tmm_set_client_walker(mm, NULL, NULL);   /* the call in flight's pages are "
+				   "not tracked */\n");
 		if (c->in_setup)        /* the per-op level's check(-1) after mm_cpu_attach() saw it */
 			;
 		else if (!c->tearing_down)   /* the per-op check, or the final level's on the last op's state */
@@ -718,6 +863,7 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 				c->nops, hk.runs_total);
 		fprintf(f, "\tif (mm)\n\t\tmm_destroy(mm);\n\tputs(\"no violation\");\n\treturn 0;\n}\n");
 	}
+	inflight_made = false;
 	hook_epilogue(f);
 	fclose(f);
 	fprintf(stderr, "mmfuzz: wrote %s\n", cgen_path);

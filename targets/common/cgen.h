@@ -24,6 +24,7 @@
 #define MF_CGEN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "harness.h"
@@ -57,9 +58,12 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg);
  * The target calls: mf_cgen_hook_prologue() from its cgen_prologue (the
  * helpers: hook, irq, hook_at, irq_keep, irq_get, irq_take);
  * mf_cgen_op_start() as each op starts; mf_cgen_point() first thing in its
- * scheduler hook (the number of this point in the op) and mf_cgen_act()
- * after acting there (irq: 1 raised, 2 marked pending, 3 through the signal
- * entry; mig: then mm_migrate_current(to), which returned got);
+ * scheduler hook (the number of this point in the op), mf_cgen_act() before
+ * the interrupt it makes there (irq: 1 raised, 2 marked pending, 3 through
+ * the signal entry; mig false - a run that dies in the handler keeps the
+ * act, and made no migration; it returns the act's number) and
+ * mf_cgen_act_mig() with that number after a migration there
+ * (mm_migrate_current(to) returned got);
  * mf_cgen_irq_begin() / _end() around its handler, whose
  * emitted calls go to that run's script, each page it takes kept with
  * mf_cgen_irq_keep(), each page it frees fetched first with mf_cgen_irq_get()
@@ -71,7 +75,8 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg);
 void mf_cgen_hook_prologue(struct mf_ctx *c, FILE *f);
 void mf_cgen_op_start(struct mf_ctx *c);
 unsigned long mf_cgen_point(struct mf_ctx *c);
-void mf_cgen_act(struct mf_ctx *c, unsigned long n, int point, int irq, bool mig, int to, int got);
+size_t mf_cgen_act(struct mf_ctx *c, unsigned long n, int point, int irq, bool mig, int to, int got);
+void mf_cgen_act_mig(struct mf_ctx *c, size_t act, int to, int got);
 void mf_cgen_irq_begin(struct mf_ctx *c, unsigned long run);
 void mf_cgen_irq_end(struct mf_ctx *c);
 void mf_cgen_irq_keep(struct mf_ctx *c, unsigned int id, char kind);     /* kind: 'p' page, 'o' object */
@@ -85,11 +90,15 @@ void mf_cgen_flush(struct mf_ctx *c);
  * violation found by the interrupt handler it ran), the ending writes
  * this text, so the C file makes the call too.  It is written only when
  * nothing was written since it was registered (by the handler's run, in
- * that run's script).
+ * that run's script).  A text over 4.5 KiB is not registered.  The ending
+ * then closes the blocks left open (of main(), or of the handler's run),
+ * so the file compiles wherever the run stopped.
  */
 void mf_cgen_call(struct mf_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Write @s as a C string literal. */
 void mf_cgen_str(FILE *f, const char *s);
+/* The same literal into @buf (NUL-terminated), for mf_cgen_call(); false when it does not fit. */
+bool mf_cgen_quote(char *buf, size_t size, const char *s);
 
 #endif /* MF_CGEN_H */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgen.h"
 #include "mm/slab.h"
 #include "slub_opts.h"
 
@@ -193,6 +194,13 @@ void mf_slub_options_check(struct mf_ctx *c, const struct mf_op *op, const struc
 	if ((unsigned int)f >= SLUB_NR_FASTPATHS || strcmp(slub_fastpath_name(f), mf_opt_fastpaths[1 + f]) ||
 	    strcmp(slub_fastpath_name(SLUB_NR_FASTPATHS), "?"))
 		mf_fail(c, "C1", "slub_fastpath_name is wrong");
+}
+
+void mf_slub_cgen_configure_call(struct mf_ctx *c, const char *text)
+{
+	char q[4200];
+	if (c->cgen && mf_cgen_quote(q, sizeof(q), text))
+		mf_cgen_call(c, "(void)mm_slub_configure(mm, %s, NULL, 0);", q);
 }
 
 void mf_slub_cgen_common(FILE *f)

@@ -76,5 +76,10 @@ void mf_slub_options_restore_if_dirty(struct mf_ctx *c);
  * mf_slub_options_check() checks), bulk[] and got.
  */
 void mf_slub_cgen_common(FILE *f);
+/*
+ * The op's mm_slub_configure(mm, @text) as the call in flight
+ * (mf_cgen_call()), before making it: configure() writes it after.
+ */
+void mf_slub_cgen_configure_call(struct mf_ctx *c, const char *text);
 
 #endif /* MF_SLUB_OPTS_H */

@@ -102,11 +102,13 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 	bs.plan >>= 2;
 	bs.plan_left--;
 	bs.in_hook = true;
+	size_t act = SIZE_MAX;
+	if (d)       /* before the interrupt: a run dying in the handler keeps it */
+		act = mf_cgen_act(c, n, (int)point, d & 1, false, 0, 0);
 	if (d & 1)
 		mm_raise_irq(mm);
-	int to = d & 2 ? mm_migrate_current(mm, MM_CPU_ANY) : -1;
-	if (d)
-		mf_cgen_act(c, n, (int)point, d & 1, d & 2, MM_CPU_ANY, to);
+	if (d & 2)
+		mf_cgen_act_mig(c, act, MM_CPU_ANY, mm_migrate_current(mm, MM_CPU_ANY));
 	bs.in_hook = false;
 }
 
@@ -200,6 +202,7 @@ static void op_bulk_array(struct mf_ctx *c, struct mf_op *op)
 			arr[i] = GUARD_WORD;   /* a populated-looking word right after nr_pages */
 	unsigned long irqs = bs.irqs;
 	MF_C(c, "\tmemcpy(before, arr, %d * sizeof(*arr));\n", n);
+	mf_cgen_call(c, "nret = __alloc_pages_bulk(mm, %#x, %d, NULL, arr);", gfp, n);
 	unsigned long ret = __alloc_pages_bulk(c->mm, gfp, n, NULL, arr);
 	MF_C(c, "\tnret = __alloc_pages_bulk(mm, %#x, %d, NULL, arr);\n\tarr_check(%u, %d, %d);\n"
 	     "\tdiverged(%u, nret != %lu, \"__alloc_pages_bulk's result\");\n", gfp, n, c->cur, n, heap, c->cur, ret);
@@ -260,9 +263,11 @@ static void op_bulk_list(struct mf_ctx *c, struct mf_op *op)
 	INIT_LIST_HEAD(&head);
 	for (unsigned int i = 0; i < nsent; i++)
 		list_add_tail(&sent[i], &head);
+	MF_C(c, "\tlist_begin(%u);\n", nsent);
+	mf_cgen_call(c, "nret = __alloc_pages_bulk(mm, %#x, %d, &lhead, NULL);", gfp, n);
 	unsigned long ret = __alloc_pages_bulk(c->mm, gfp, n, &head, NULL);
-	MF_C(c, "\tlist_begin(%u);\n\tnret = __alloc_pages_bulk(mm, %#x, %d, &lhead, NULL);\n\tlist_check(%u, %d, %u);\n"
-	     "\tdiverged(%u, nret != %lu, \"__alloc_pages_bulk's result\");\n", nsent, gfp, n, c->cur, n, nsent, c->cur, ret);
+	MF_C(c, "\tnret = __alloc_pages_bulk(mm, %#x, %d, &lhead, NULL);\n\tlist_check(%u, %d, %u);\n"
+	     "\tdiverged(%u, nret != %lu, \"__alloc_pages_bulk's result\");\n", gfp, n, c->cur, n, nsent, c->cur, ret);
 	op->res[0] = (long)ret;
 	for (pos = head.next; pos != &head && len < 4 * BULK_MAX; pos = pos->next)
 		len++;
@@ -307,6 +312,7 @@ static void op_release(struct mf_ctx *c, struct mf_op *op)
 		MF_C(c, "\trel[%lu] = NULL;\n", nr);
 		arr[nr++] = NULL;
 	}
+	mf_cgen_call(c, "release_pages(mm, rel, %lu);", nr);
 	release_pages(c->mm, arr, nr);
 	MF_C(c, "\trelease_pages(mm, rel, %lu);\n\texpect(%u, mm_nr_reports(mm) == rep0, \"release_pages of live pages "
 	     "reports nothing\");\n", nr, c->cur);
@@ -330,6 +336,7 @@ static void op_free_list(struct mf_ctx *c, struct mf_op *op)
 		mf_shadow_remove(c, a[i]);
 		list_add_tail(mm_page_lru(p), &head);
 	}
+	mf_cgen_call(c, "free_unref_page_list(mm, &lhead);");
 	free_unref_page_list(c->mm, &head);
 	MF_C(c, "\tfree_unref_page_list(mm, &lhead);\n\texpect(%u, mm_nr_reports(mm) == rep0, \"free_unref_page_list of "
 	     "live pages reports nothing\");\n", c->cur);
@@ -342,6 +349,7 @@ static void op_free_list(struct mf_ctx *c, struct mf_op *op)
 static void op_cpu(struct mf_ctx *c, struct mf_op *op)
 {
 	int cpu = (int)(op->a[0] % (long)mf_config(c)->nr_cpus);
+	mf_cgen_call(c, "(void)mm_cpu_attach(mm, %d);", cpu);
 	op->res[0] = mm_cpu_attach(c->mm, cpu);
 	MF_C(c, "\texpect(%u, mm_cpu_attach(mm, %d) == %d, \"mm_cpu_attach\");\n", c->cur, cpu, cpu);
 	if (op->res[0] != cpu)
@@ -350,6 +358,7 @@ static void op_cpu(struct mf_ctx *c, struct mf_op *op)
 
 static void op_drain(struct mf_ctx *c, struct mf_op *op)
 {
+	mf_cgen_call(c, "%s(mm, NULL);", op->a[0] ? "drain_all_pages" : "drain_local_pages");
 	if (op->a[0])
 		drain_all_pages(c->mm, NULL);
 	else
@@ -359,6 +368,7 @@ static void op_drain(struct mf_ctx *c, struct mf_op *op)
 
 static void op_pcp_update(struct mf_ctx *c, struct mf_op *op)
 {
+	mf_cgen_call(c, "(void)mm_pcp_update(mm, %ld, %ld);", op->a[0], op->a[1]);
 	op->res[0] = mm_pcp_update(c->mm, (unsigned int)op->a[0], (unsigned int)op->a[1]);
 	MF_C(c, "\tdiverged(%u, mm_pcp_update(mm, %ld, %ld) != %ld, \"mm_pcp_update's result\");\n", c->cur, op->a[0],
 	     op->a[1], op->res[0]);
@@ -410,8 +420,8 @@ static size_t kmalloc_align(unsigned int size)
 
 static void to_cpu(struct mf_ctx *c, long cpu)
 {
-	int r = mm_cpu_attach(c->mm, (int)(cpu % (long)mf_config(c)->nr_cpus));
 	MF_C(c, "\tmm_cpu_attach(mm, %d);\n", (int)(cpu % (long)mf_config(c)->nr_cpus));
+	int r = mm_cpu_attach(c->mm, (int)(cpu % (long)mf_config(c)->nr_cpus));
 	if (r < 0)
 		mf_fail(c, "C1", "mm_cpu_attach(%ld) failed: %d", cpu % (long)mf_config(c)->nr_cpus, r);
 }
@@ -440,10 +450,13 @@ static void op_cache_bulk(struct mf_ctx *c, struct mf_op *op)
 		guarded[i] = GUARD_WORD;
 	for (int i = 0; i < n; i++)
 		p[i] = NULL;
+	MF_C(c, "\tobjs_begin(%d);\n", n);
+	mf_cgen_call(c, "got = kmem_cache_alloc_bulk(kmalloc_slab(mm, %u, GFP_KERNEL), GFP_KERNEL, %d, objs);",
+		     cache_sizes[op->a[1]], n);
 	int got = kmem_cache_alloc_bulk(s, GFP_KERNEL, (size_t)n, p);
-	MF_C(c, "\tobjs_begin(%d);\n\tgot = kmem_cache_alloc_bulk(kmalloc_slab(mm, %u, GFP_KERNEL), GFP_KERNEL, %d, objs);\n"
+	MF_C(c, "\tgot = kmem_cache_alloc_bulk(kmalloc_slab(mm, %u, GFP_KERNEL), GFP_KERNEL, %d, objs);\n"
 	     "\tobjs_check(%u, %d, got);\n\tdiverged(%u, got != %d, \"kmem_cache_alloc_bulk's result\");\n",
-	     n, cache_sizes[op->a[1]], n, c->cur, n, c->cur, got);
+	     cache_sizes[op->a[1]], n, c->cur, n, c->cur, got);
 	op->res[0] = got;
 	for (int i = 0; i < GUARDS; i++)
 		if (guarded[i] != GUARD_WORD)
@@ -492,6 +505,7 @@ static void op_cache_free_bulk(struct mf_ctx *c, struct mf_op *op)
 		MF_C(c, "\tuntrack(%u, %u);\n\tobjs[%zu] = o%u;\n", c->cur, a->id, j, a->id);
 		mf_shadow_remove(c, a);
 	}
+	mf_cgen_call(c, "kmem_cache_free_bulk(kmalloc_slab(mm, %u, GFP_KERNEL), %zu, objs);", kmem_cache_size(s), n);
 	kmem_cache_free_bulk(s, n, p);
 	MF_C(c, "\tkmem_cache_free_bulk(kmalloc_slab(mm, %u, GFP_KERNEL), %zu, objs);\n", kmem_cache_size(s), n);
 	op->res[0] = (long)n;
@@ -595,11 +609,11 @@ static void bulk_release(struct mf_ctx *c, struct mf_alloc *a)
 
 static void bulk_end(struct mf_ctx *c)
 {
-	/* The objects are freed; their slabs go back to the page allocator. */
-	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
-		kmem_cache_shrink(s);
+	/* The objects are freed; their slabs go back to the page allocator (the C text first: a crash in there makes it). */
 	MF_C(c, "\tfor (struct kmem_cache *s = kmem_cache_next(mm, NULL); s; s = kmem_cache_next(mm, s))\n"
 	     "\t\tkmem_cache_shrink(s);\n");
+	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
+		kmem_cache_shrink(s);
 	mm_set_sched_hook(c->mm, NULL, NULL);
 	mm_set_irq_handler(c->mm, NULL, NULL);
 	mf_cgen_flush(c);

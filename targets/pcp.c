@@ -135,16 +135,17 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 	case 0:
 		break;
 	case 1:
+		mf_cgen_act(c, n, (int)point, 1, false, 0, 0);   /* before the interrupt: a run dying in the handler keeps it */
 		mm_raise_irq(mm);
-		mf_cgen_act(c, n, (int)point, 1, false, 0, 0);
 		break;
 	case 2:
 	case 3: {
+		size_t act = mf_cgen_act(c, n, (int)point, d == 3, false, 0, 0);
 		if (d == 3)
 			mm_raise_irq(mm);
 		int before = mm_cpu_current(mm);
 		int to = mm_migrate_current(mm, MM_CPU_ANY);
-		mf_cgen_act(c, n, (int)point, d == 3, true, MM_CPU_ANY, to);
+		mf_cgen_act_mig(c, act, MM_CPU_ANY, to);
 		if (to != before)
 			ps.migrations++;
 		break;
@@ -178,6 +179,7 @@ static int online_cpu(struct mf_ctx *c, long sel)
 
 static void attach(struct mf_ctx *c, int cpu)
 {
+	mf_cgen_call(c, "(void)mm_cpu_attach(mm, %d);", cpu);
 	int r = mm_cpu_attach(c->mm, cpu);
 	MF_C(c, "\texpect(%u, mm_cpu_attach(mm, %d) == %d && mm_cpu_current(mm) == %d, \"mm_cpu_attach of an online vCPU\");\n",
 	     c->cur, cpu, cpu, cpu);
@@ -285,6 +287,10 @@ static void op_drain_local(struct mf_ctx *c, struct mf_op *op)
 		op->res[0] = -1;
 		return;
 	}
+	if (z)
+		mf_cgen_call(c, "drain_local_pages(mm, mm_zone(mm, %ld));", op->a[0] - 1);
+	else
+		mf_cgen_call(c, "drain_local_pages(mm, NULL);");
 	drain_local_pages(c->mm, z);
 	if (z)
 		MF_C(c, "\tdrain_local_pages(mm, mm_zone(mm, %ld));\n", op->a[0] - 1);
@@ -308,6 +314,10 @@ static void op_drain_all(struct mf_ctx *c, struct mf_op *op)
 		op->res[0] = -1;
 		return;
 	}
+	if (z)
+		mf_cgen_call(c, "drain_all_pages(mm, mm_zone(mm, %ld));", op->a[0] - 1);
+	else
+		mf_cgen_call(c, "drain_all_pages(mm, NULL);");
 	drain_all_pages(c->mm, z);
 	if (z)
 		MF_C(c, "\tdrain_all_pages(mm, mm_zone(mm, %ld));\n", op->a[0] - 1);
@@ -321,6 +331,7 @@ static void op_drain_all(struct mf_ctx *c, struct mf_op *op)
 
 static void op_pcp_update(struct mf_ctx *c, struct mf_op *op)
 {
+	mf_cgen_call(c, "(void)mm_pcp_update(mm, %ld, %ld);", op->a[0], op->a[1]);
 	int r = mm_pcp_update(c->mm, (unsigned int)op->a[0], (unsigned int)op->a[1]);
 	MF_C(c, "\texpect(%u, mm_pcp_update(mm, %ld, %ld) == 0, \"mm_pcp_update in range\");\n", c->cur, op->a[0], op->a[1]);
 	op->res[0] = r;
@@ -330,6 +341,7 @@ static void op_pcp_update(struct mf_ctx *c, struct mf_op *op)
 
 static void op_high_fraction(struct mf_ctx *c, struct mf_op *op)
 {
+	mf_cgen_call(c, "(void)mm_set_percpu_pagelist_high_fraction(mm, %ld);", op->a[0]);
 	op->res[0] = mm_set_percpu_pagelist_high_fraction(c->mm, (unsigned int)op->a[0]);
 	MF_C(c, "\tdiverged(%u, mm_set_percpu_pagelist_high_fraction(mm, %ld) != %ld, \"its result\");\n", c->cur, op->a[0],
 	     op->res[0]);
@@ -337,8 +349,8 @@ static void op_high_fraction(struct mf_ctx *c, struct mf_op *op)
 
 static void op_prefetch(struct mf_ctx *c, struct mf_op *op)
 {
-	mm_set_pcp_prefetch(c->mm, op->a[0] != 0);
 	MF_C(c, "\tmm_set_pcp_prefetch(mm, %d);\n", (int)op->a[0]);
+	mm_set_pcp_prefetch(c->mm, op->a[0] != 0);
 }
 
 static void op_offline(struct mf_ctx *c, struct mf_op *op)
@@ -354,6 +366,7 @@ static void op_offline(struct mf_ctx *c, struct mf_op *op)
 	int online_before = mm_num_online_cpus(c->mm);
 	bool was = mm_cpu_is_online(c->mm, cpu);
 	unsigned long irqs = ps.irqs;
+	mf_cgen_call(c, "(void)mm_cpu_offline(mm, %d);", cpu);
 	int r = mm_cpu_offline(c->mm, cpu);
 	MF_C(c, "\texpect(%u, mm_cpu_offline(mm, %d) == 0 && !mm_cpu_is_online(mm, %d) && mm_num_online_cpus(mm) == %d, "
 	     "\"mm_cpu_offline of a vCPU nobody holds\");\n", c->cur, cpu, cpu, online_before - (was ? 1 : 0));
@@ -371,6 +384,7 @@ static void op_offline(struct mf_ctx *c, struct mf_op *op)
 static void op_online(struct mf_ctx *c, struct mf_op *op)
 {
 	int cpu = (int)(op->a[0] % nr_cpus(c));
+	mf_cgen_call(c, "(void)mm_cpu_online(mm, %d);", cpu);
 	int r = mm_cpu_online(c->mm, cpu);
 	MF_C(c, "\texpect(%u, mm_cpu_online(mm, %d) == 0 && mm_cpu_is_online(mm, %d), \"mm_cpu_online\");\n", c->cur, cpu,
 	     cpu);
@@ -479,9 +493,11 @@ static void op_cpu_api(struct mf_ctx *c, struct mf_op *op)
 		expect_eq(c, "mm_cpu_attach(nr_cpus)", mm_cpu_attach(c->mm, n + (int)op->a[1]), -EINVAL);
 		break;
 	case API_MIGRATE_ANY:
+		MF_C(c, "\tmm_this_cpu(mm);\n");
 		mm_this_cpu(c->mm);
+		mf_cgen_call(c, "(void)mm_migrate_current(mm, MM_CPU_ANY);");
 		r = mm_migrate_current(c->mm, MM_CPU_ANY);
-		MF_C(c, "\tmm_this_cpu(mm);\n\t{ int r = mm_migrate_current(mm, MM_CPU_ANY); expect(%u, r >= 0 && "
+		MF_C(c, "\t{ int r = mm_migrate_current(mm, MM_CPU_ANY); expect(%u, r >= 0 && "
 		     "mm_cpu_is_online(mm, r) && mm_cpu_current(mm) == r, \"mm_migrate_current(MM_CPU_ANY)\"); "
 		     "diverged(%u, r != %d, \"the vCPU it chose\"); }\n", c->cur, c->cur, r);
 		if (r < 0 || !mm_cpu_is_online(c->mm, r) || mm_cpu_current(c->mm) != r)
@@ -515,12 +531,13 @@ static void op_cpu_api(struct mf_ctx *c, struct mf_op *op)
 		 * which attaches again).
 		 */
 		int cpu = (int)(op->a[1] % n);
-		cur = mm_this_cpu(c->mm);
 		MF_C(c, "\tmm_this_cpu(mm);\n");
+		cur = mm_this_cpu(c->mm);
 		if (cpu == cur)
 			cpu = (cpu + 1) % n;
 		if (cpu == cur)
 			break;
+		mf_cgen_call(c, "(void)mm_cpu_try_offline(mm, %d);", cpu);
 		r = mm_cpu_try_offline(c->mm, cpu);
 		MF_C(c, "\texpect(%u, mm_cpu_try_offline(mm, %d) == 0, \"mm_cpu_try_offline of a vCPU nobody holds, not the last "
 		     "online one\");\n", c->cur, cpu);
@@ -661,10 +678,12 @@ static void hp_register(struct mf_ctx *c)
 
 static void op_cpuhp(struct mf_ctx *c, struct mf_op *op)
 {
-	int n = nr_cpus(c), cur = mm_this_cpu(c->mm);
+	int n = nr_cpus(c), cur;
 	int cpu = (int)(op->a[0] % n);
 	unsigned int i;
 
+	mf_cgen_call(c, "mm_this_cpu(mm);");
+	cur = mm_this_cpu(c->mm);
 	op->res[0] = -100;
 	for (i = 0; i < MF_MAX_HP && hp_reg[i].mm != c->mm; i++)
 		;

@@ -200,6 +200,7 @@ static int online_from(struct mf_ctx *c, long cpu)
 static void to_cpu(struct mf_ctx *c, long cpu)
 {
 	int v = online_from(c, cpu);
+	mf_cgen_call(c, "(void)mm_cpu_attach(mm, %d);", v);
 	int r = mm_cpu_attach(c->mm, v);
 	MF_C(c, "\tmm_cpu_attach(mm, %d);\n", v);
 	if (r != v)
@@ -384,18 +385,18 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 		return;
 	}
 	bool done = false;
-	int irq = 0, to = -1, got = 0;
-	if (ss.action == ACT_IRQ || ss.action == ACT_BOTH) {
+	int to = -1, got = 0;
+	int irq = ss.action == ACT_IRQ || ss.action == ACT_BOTH ? 1 : ss.action == ACT_PENDING ? 2 :
+		  ss.action == ACT_SIGNAL ? 3 : 0;
+	/* The act before the interrupt: a run dying in the handler keeps it. */
+	size_t act = mf_cgen_act(ss.c, n, (int)point, irq, false, 0, 0);
+	if (irq == 1)
 		done |= mm_raise_irq(mm);
-		irq = 1;
-	}
-	if (ss.action == ACT_PENDING) {
-		irq = 2;
+	if (irq == 2) {
 		mm_set_irq_pending(mm);
 		done = true;
 	}
-	if (ss.action == ACT_SIGNAL) {
-		irq = 3;
+	if (irq == 3) {
 		mm_irq_from_signal();
 		done = true;
 	}
@@ -404,8 +405,9 @@ static void sched_hook(struct mm *mm, enum mm_pp point, void *ctx)
 			if (mm_cpu_is_online(mm, (ss.mig_cpu + k) % ss.ncpus))
 				to = (ss.mig_cpu + k) % ss.ncpus;
 		done |= to >= 0 && (got = mm_migrate_current(mm, to)) >= 0;
+		if (to >= 0)
+			mf_cgen_act_mig(ss.c, act, to, got);
 	}
-	mf_cgen_act(ss.c, n, (int)point, irq, to >= 0, to, got);
 	if (done) {
 		ss.injected++;
 		ss.fires--;
@@ -445,6 +447,8 @@ static void op_create(struct mf_ctx *c, struct mf_op *op)
 		flags &= ~(slab_flags_t)SLAB_CACHE_DMA32;
 	unsigned int cid = ss.created;
 	snprintf(name, sizeof(name), "fz%u", ss.created++);   /* unique in the input: slabinfo lines, slub_debug lists */
+	mf_cgen_call(c, "(void)kmem_cache_create(mm, \"%s\", %u, %u, %#x, %s);", name, size, align, (unsigned int)flags,
+		     ctor ? "ctor" : "NULL");
 	struct kmem_cache *s = kmem_cache_create(c->mm, name, size, align, flags, ctor ? ctor_fn : NULL);
 	MF_C(c, "\tstruct kmem_cache *s%u = kmem_cache_create(mm, \"%s\", %u, %u, %#x, %s);\n", cid, name, size, align,
 	     (unsigned int)flags, ctor ? "ctor" : "NULL");
@@ -660,6 +664,7 @@ static void op_shrink(struct mf_ctx *c, struct mf_op *op)
 	if (!cs)
 		return;
 	to_cpu(c, op->a[1]);
+	mf_cgen_call(c, "kmem_cache_shrink(caches[%u]);", cs->cid);
 	op->res[0] = kmem_cache_shrink(cs->s);
 	MF_C(c, "\tkmem_cache_shrink(s%u);\n", cs->cid);
 	expect_quiet(c, "kmem_cache_shrink");
@@ -673,6 +678,7 @@ static void op_validate(struct mf_ctx *c, struct mf_op *op)
 		return;
 	/* validate_slab_cache() wants no concurrent user of the cache: no interrupt work meanwhile. */
 	ss.irq_off = true;
+	mf_cgen_call(c, "(void)validate_slab_cache(caches[%u]);", cs->cid);
 	long e = validate_slab_cache(cs->s);
 	MF_C(c, "\texpect(%u, validate_slab_cache(s%u) == 0, \"validate_slab_cache finds nothing\");\n", c->cur, cs->cid);
 	ss.irq_off = false;
@@ -735,6 +741,7 @@ static void destroy_slot(struct mf_ctx *c, unsigned int slot)
 	if (!cs->dead) {
 		unsigned long r = mm_nr_reports(c->mm);
 		ss.irq_off = true;
+		mf_cgen_call(c, "rep0 = mm_nr_reports(mm); kmem_cache_destroy(caches[%u]);", cs->cid);
 		kmem_cache_destroy(cs->s);
 		MF_C(c, "\trep0 = mm_nr_reports(mm);\n\tkmem_cache_destroy(s%u);\n"
 		     "\tquiet(%u, \"kmem_cache_destroy of a cache with every object freed\");\n", cs->cid, c->cur);
@@ -855,6 +862,7 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 		op->res[0] = a->id;
 		free_obj(c, a);
 		reports_mark(c);
+		mf_cgen_call(c, "kmem_cache_free(caches[%u], o%ld);", cs->cid, op->res[0]);
 		kmem_cache_free(cs->s, p);
 		MF_C(c, "\tkmem_cache_free(s%u, o%ld);   /* again */\n", cs->cid, op->res[0]);
 		break;
@@ -863,12 +871,15 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 		op->res[0] = a->id;
 		free_obj(c, a);
 		reports_mark(c);
+		mf_cgen_call(c, "kmem_cache_free(caches[%u], o%ld);", cs->cid, op->res[0]);
 		kmem_cache_free(cs->s, p);
 		MF_C(c, "\tkmem_cache_free(s%u, o%ld);   /* again */\n", cs->cid, op->res[0]);
 		break;
 	case BAD_INTERIOR:
 		op->res[0] = a->id;
 		reports_mark(c);
+		mf_cgen_call(c, "kmem_cache_free(caches[%u], (char *)o%u + %lu);", cs->cid, a->id,
+			     1 + (unsigned long)op->a[3] % (cs->size - 1));
 		kmem_cache_free(cs->s, (char *)a->addr + 1 + (unsigned long)op->a[3] % (cs->size - 1));
 		MF_C(c, "\tkmem_cache_free(s%u, (char *)o%u + %lu);   /* inside the object */\n", cs->cid, a->id,
 		     1 + (unsigned long)op->a[3] % (cs->size - 1));
@@ -879,6 +890,7 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 		/* Reported, and (as the kernel does) freed to the cache it belongs to. */
 		p = (void *)a->addr;
 		untake(c, a);
+		mf_cgen_call(c, "kmem_cache_free(caches[%u], o%ld);", other->cid, op->res[0]);
 		kmem_cache_free(other->s, p);
 		MF_C(c, "\tkmem_cache_free(s%u, o%ld);   /* an object of s%u */\n", other->cid, op->res[0], cs->cid);
 		break;
@@ -906,6 +918,7 @@ static void op_bad_free(struct mf_ctx *c, struct mf_op *op)
 	if (!r->kind[0] || !r->msg[0])
 		mf_fail(c, "C1", "bad free: the report has no kind or no message");
 	reports_mark(c);
+	mf_cgen_call(c, "(void)validate_slab_cache(caches[%u]);", cs->cid);
 	long e = validate_slab_cache(cs->s);
 	MF_C(c, "\texpect(%u, validate_slab_cache(s%u) == 0, \"validate_slab_cache finds nothing after a reported bad "
 	     "free\");\n", c->cur, cs->cid);
@@ -962,6 +975,7 @@ static void op_destroy_leak(struct mf_ctx *c, struct mf_op *op)
 	ss.irq_off = true;
 	to_cpu(c, op->a[1]);
 	unsigned long before = mm_nr_reports(c->mm);
+	mf_cgen_call(c, "rep0 = mm_nr_reports(mm); kmem_cache_destroy(caches[%u]);", cs->cid);
 	kmem_cache_destroy(cs->s);
 	MF_C(c, "\trep0 = mm_nr_reports(mm);\n\tkmem_cache_destroy(s%u);\n\tleak_report_ok(%u, %lu);\n", cs->cid, c->cur,
 	     live);
@@ -983,6 +997,7 @@ static void op_destroy_leak(struct mf_ctx *c, struct mf_op *op)
 	op->res[2] = (long)n;
 	if (op->a[2]) {
 		before = mm_nr_reports(c->mm);
+		mf_cgen_call(c, "rep0 = mm_nr_reports(mm); kmem_cache_destroy(caches[%u]);", cs->cid);
 		kmem_cache_destroy(cs->s);
 		MF_C(c, "\trep0 = mm_nr_reports(mm);\n\tkmem_cache_destroy(s%u);   /* again */\n"
 		     "\texpect(%u, mm_nr_reports(mm) == rep0 + 1, \"destroying a destroyed cache is reported once\");\n",
@@ -1034,6 +1049,7 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 	}
 	ss.opts_changed = true;
 	err[0] = 0;
+	mf_slub_cgen_configure_call(c, buf);
 	int r = mm_slub_configure(c->mm, buf, err, sizeof(err));
 	ss.irq_off = false;
 	ss.armed = was;
@@ -1118,6 +1134,7 @@ static void op_hotplug(struct mf_ctx *c, struct mf_op *op)
 	ss.armed = false;
 	ss.irq_off = true;
 	if (op->a[1]) {
+		mf_cgen_call(c, "(void)mm_cpu_online(mm, %d);", cpu);
 		op->res[0] = mm_cpu_online(c->mm, cpu);
 		MF_C(c, "\texpect(%u, mm_cpu_online(mm, %d) == 0 && mm_cpu_is_online(mm, %d), \"mm_cpu_online\");\n", c->cur,
 		     cpu, cpu);
@@ -1125,6 +1142,7 @@ static void op_hotplug(struct mf_ctx *c, struct mf_op *op)
 			mf_fail(c, "C1", "mm_cpu_online(%d) returned %ld", cpu, op->res[0]);
 	} else {
 		int online = mm_num_online_cpus(c->mm);
+		mf_cgen_call(c, "(void)mm_cpu_offline(mm, %d);", cpu);
 		op->res[0] = mm_cpu_offline(c->mm, cpu);
 		bool last = online == 1 && mm_cpu_is_online(c->mm, cpu);
 		MF_C(c, "\texpect(%u, mm_cpu_offline(mm, %d) == %d, \"mm_cpu_offline (-EBUSY for the last online vCPU)\");\n",
@@ -1203,6 +1221,7 @@ static void op_clobber(struct mf_ctx *c, struct mf_op *op)
 		want = 0xcc;                    /* SLUB_RED_ACTIVE */
 	} else {
 		/* An object freed next to a (live) one: its slab keeps a free object and a live one, so it is partial. */
+		mf_cgen_call(c, "(void)kmem_cache_alloc(caches[%u], GFP_KERNEL);", cs->cid);
 		q = kmem_cache_alloc(cs->s, GFP_KERNEL);
 		MF_C(c, "\tvoid *q%u = kmem_cache_alloc(s%u, GFP_KERNEL);\n", c->cur, cs->cid);
 		MF_C(c, "\tdiverged(%u, (q%u == NULL) != %d || (q%u && (virt_to_page(mm, q%u) == virt_to_page(mm, o%u)) != %d), "
@@ -1210,6 +1229,7 @@ static void op_clobber(struct mf_ctx *c, struct mf_op *op)
 		     q && virt_to_page(c->mm, q) == virt_to_page(c->mm, (void *)a->addr));
 		if (!q || virt_to_page(c->mm, q) != virt_to_page(c->mm, (void *)a->addr)) {
 			if (q) {
+				mf_cgen_call(c, "kmem_cache_free(caches[%u], q%u);", cs->cid, c->cur);
 				kmem_cache_free(cs->s, q);
 				MF_C(c, "\tkmem_cache_free(s%u, q%u);\n", cs->cid, c->cur);
 			}
@@ -1221,9 +1241,10 @@ static void op_clobber(struct mf_ctx *c, struct mf_op *op)
 		}
 		if (cs->ctor)
 			ctor_fn(q);
-		kmem_cache_free(cs->s, q);
 		if (cs->ctor)
 			MF_C(c, "\tctor(q%u);\n", c->cur);
+		mf_cgen_call(c, "kmem_cache_free(caches[%u], q%u);", cs->cid, c->cur);
+		kmem_cache_free(cs->s, q);
 		MF_C(c, "\tkmem_cache_free(s%u, q%u);\n", cs->cid, c->cur);
 		unsigned char *p = q;
 		if (kind == CL_FREE_POISON) {
@@ -1301,6 +1322,8 @@ static void op_create_bad(struct mf_ctx *c, struct mf_op *op)
 	}
 	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
 		before++;
+	mf_cgen_call(c, "(void)kmem_cache_create(mm, %s%s%s, %u, %u, %#x, NULL);", name ? "\"" : "", name ? name : "NULL",
+		     name ? "\"" : "", size, align, (unsigned int)flags);
 	struct kmem_cache *s = kmem_cache_create(c->mm, name, size, align, flags, NULL);
 	MF_C(c, "\tcreate_bad(%u, %s%s%s, %u, %u, %#x);\n", c->cur, name ? "\"" : "", name ? name : "NULL", name ? "\"" : "",
 	     size, align, (unsigned int)flags);
@@ -1525,11 +1548,14 @@ static void slub_end(struct mf_ctx *c)
 			if (mm_cpu_online(c->mm, cpu))
 				mf_fail(c, "C1", "teardown: mm_cpu_online(%d) failed", cpu);
 		}
-	/* A destroyed cache kept for its leaks is among these: its objects are all freed now. */
-	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
-		kmem_cache_shrink(s);
+	/*
+	 * A destroyed cache kept for its leaks is among these: its objects are
+	 * all freed now.  The C text first: a crash in there makes it too.
+	 */
 	MF_C(c, "\tfor (struct kmem_cache *s = kmem_cache_next(mm, NULL); s; s = kmem_cache_next(mm, s))\n"
 	     "\t\tkmem_cache_shrink(s);\n");
+	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
+		kmem_cache_shrink(s);
 	if (ss.opts_changed)
 		mf_slub_options_mark_dirty(c);
 }

@@ -125,6 +125,7 @@ static size_t promise_in_place(size_t size)
 
 static void to_cpu(struct mf_ctx *c, long cpu)
 {
+	mf_cgen_call(c, "(void)mm_cpu_attach(mm, %d);", (int)(cpu % ncpus));
 	int r = mm_cpu_attach(c->mm, (int)(cpu % ncpus));
 	MF_C(c, "\tmm_cpu_attach(mm, %d);\n", (int)(cpu % ncpus));
 	if (r < 0)
@@ -390,6 +391,7 @@ static void op_free(struct mf_ctx *c, struct mf_op *op)
 	struct mf_alloc *a = mf_shadow_pick(c->sh, (unsigned long)op->a[0]);
 	to_cpu(c, op->a[1]);
 	if (!a) {
+		mf_cgen_call(c, "kfree(mm, %s);", op->a[2] ? "ZERO_SIZE_PTR" : "NULL");
 		kfree(c->mm, op->a[2] ? ZERO_SIZE_PTR : NULL);
 		MF_C(c, "\tkfree(mm, %s);\n", op->a[2] ? "ZERO_SIZE_PTR" : "NULL");
 		expect_quiet(c, "kfree of NULL or ZERO_SIZE_PTR");
@@ -412,6 +414,7 @@ static void op_ksize(struct mf_ctx *c, struct mf_op *op)
 	op->res[0] = -1;
 	if (!a)
 		return;
+	mf_cgen_call(c, "(void)ksize(mm, o%u);", a->id);
 	size_t ks = ksize(c->mm, (void *)a->addr);
 	MF_C(c, "\texpect(%u, ksize(mm, o%u) == %lu, \"ksize is at least the size, and stable\");\n\tverify(%u, %u);\n",
 	     c->cur, a->id, a->aux, c->cur, a->id);
@@ -449,6 +452,7 @@ static void op_krealloc(struct mf_ctx *c, struct mf_op *op)
 			return;
 		}
 		struct fix_watch w = fix_watch(c, size, gfp);
+		mf_cgen_call(c, "ret = krealloc(mm, NULL, %zu, %#x);", size, gfp);
 		void *p = krealloc(c->mm, NULL, size, gfp);
 		MF_C(c, "\tret = krealloc(mm, NULL, %zu, %#x);\n", size, gfp);
 		expect_fixed(c, "krealloc(NULL)", &w, p);
@@ -516,6 +520,7 @@ static const char *type_prefix(struct mf_ctx *c, gfp_t gfp)
 static void op_roundup(struct mf_ctx *c, struct mf_op *op)
 {
 	size_t size = size_of(op->a[0], op->a[1]);
+	mf_cgen_call(c, "(void)kmalloc_size_roundup(mm, %zu);", size);
 	size_t r = kmalloc_size_roundup(c->mm, size);
 	MF_C(c, "\troundup(%u, %zu, %d);\n", c->cur, size,
 	     size && size <= KMALLOC_MAX_CACHE_SIZE && r >= ((size_t)MM_PAGE_SIZE << mf_config(c)->max_order));
@@ -549,10 +554,11 @@ static void op_cpu(struct mf_ctx *c, struct mf_op *op) { to_cpu(c, op->a[0]); }
 static void op_shrink(struct mf_ctx *c, struct mf_op *op)
 {
 	(void)op;
-	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
-		kmem_cache_shrink(s);
+	/* The C text first: a crash in one of the shrinks makes it too. */
 	MF_C(c, "\tfor (struct kmem_cache *s = kmem_cache_next(mm, NULL); s; s = kmem_cache_next(mm, s))\n"
 	     "\t\tkmem_cache_shrink(s);\n");
+	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
+		kmem_cache_shrink(s);
 }
 
 /*
@@ -580,6 +586,7 @@ static void op_free_bulk(struct mf_ctx *c, struct mf_op *op)
 		p[n++] = (void *)a->addr;
 		mf_shadow_remove(c, a);
 	}
+	mf_cgen_call(c, "kfree_bulk(mm, %zu, bulk);", n);
 	kfree_bulk(c->mm, n, p);
 	MF_C(c, "\tkfree_bulk(mm, %zu, bulk);\n", n);
 	op->res[0] = (long)n;
@@ -671,6 +678,7 @@ static void op_krealloc_array(struct mf_ctx *c, struct mf_op *op)
 		return;
 	}
 	struct fix_watch w = fix_watch(c, n * es, gfp);
+	mf_cgen_call(c, "ret = krealloc_array(mm, NULL, %zu, %zu, %#x);", n, es, gfp);
 	void *p = krealloc_array(c->mm, NULL, n, es, gfp);
 	MF_C(c, "\tret = krealloc_array(mm, NULL, %zu, %zu, %#x);\n", n, es, gfp);
 	expect_fixed(c, "krealloc_array(NULL)", &w, p);
@@ -740,6 +748,7 @@ static void op_bad_kfree(struct mf_ctx *c, struct mf_op *op)
 	case KB_OUTSIDE:
 	case KB_INTERIOR:
 	case KB_PAGE:
+		mf_cgen_call(c, "kfree(mm, bad);");
 		kfree(c->mm, p);
 		MF_C(c, "\tkfree(mm, bad);\n");
 		break;
@@ -809,6 +818,7 @@ static void op_options(struct mf_ctx *c, struct mf_op *op)
 		size[i++] = kmem_cache_size(s);
 	opts_changed = true;
 	err[0] = 0;
+	mf_slub_cgen_configure_call(c, buf);
 	int r = mm_slub_configure(c->mm, buf, err, sizeof(err));
 	op->res[0] = r;
 	if (c->cgen) {
@@ -937,10 +947,10 @@ static void kmalloc_release(struct mf_ctx *c, struct mf_alloc *a)
 
 static void kmalloc_end(struct mf_ctx *c)
 {
-	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
-		kmem_cache_shrink(s);
 	MF_C(c, "\tfor (struct kmem_cache *s = kmem_cache_next(mm, NULL); s; s = kmem_cache_next(mm, s))\n"
 	     "\t\tkmem_cache_shrink(s);\n");
+	for (struct kmem_cache *s = kmem_cache_next(c->mm, NULL); s; s = kmem_cache_next(c->mm, s))
+		kmem_cache_shrink(s);
 	if (opts_changed)
 		mf_slub_options_mark_dirty(c);
 }

@@ -240,9 +240,11 @@ static void op_double_free(struct mf_ctx *c, struct mf_op *op)
 	c->reports_before = mm_nr_reports(c->mm);
 	MF_C(c, "\tunsigned long r%u = mm_nr_reports(mm);\n", c->cur);
 	if (by_addr) {
+		mf_cgen_call(c, "free_pages(mm, a%u, %u);", id, order);
 		free_pages(c->mm, addr, order);
 		MF_C(c, "\tfree_pages(mm, a%u, %u);   /* again */\n", id, order);
 	} else {
+		mf_cgen_call(c, "__free_pages(mm, p%u, %u);", id, order);
 		__free_pages(c->mm, page, order);
 		MF_C(c, "\t__free_pages(mm, p%u, %u);   /* again */\n", id, order);
 	}
@@ -266,6 +268,7 @@ static void op_bad_order(struct mf_ctx *c, struct mf_op *op)
 	op->res[2] = wrong;
 	mf_baseline_capture(c->mm, &before);
 	MF_C(c, "\tunsigned long r%u = mm_nr_reports(mm);\n", c->cur);
+	mf_cgen_call(c, "__free_pages(mm, p%u, %u);", a->id, wrong);
 	__free_pages(c->mm, a->handle, wrong);
 	MF_C(c, "\t__free_pages(mm, p%u, %u);   /* allocated as order %u */\n", a->id, wrong, a->order);
 	mf_expect_refused(c, &before, "free with the wrong order");
@@ -305,6 +308,7 @@ static void op_bad_interior(struct mf_ctx *c, struct mf_op *op)
 	op->res[2] = order;
 	mf_baseline_capture(c->mm, &before);
 	MF_C(c, "\tunsigned long r%u = mm_nr_reports(mm);\n", c->cur);
+	mf_cgen_call(c, "__free_pages(mm, pfn_to_page(mm, page_to_pfn(mm, p%u) + %lu), %u);", a->id, i, order);
 	__free_pages(c->mm, (struct page *)a->handle + i, order);
 	MF_C(c, "\t__free_pages(mm, pfn_to_page(mm, page_to_pfn(mm, p%u) + %lu), %u);   /* a page inside a%u */\n",
 	     a->id, i, order, a->id);
@@ -360,6 +364,7 @@ static void op_bad_addr(struct mf_ctx *c, struct mf_op *op)
 		break;
 	case BA_ZERO:
 		mf_baseline_capture(c->mm, &before);
+		mf_cgen_call(c, "free_pages(mm, 0, %u);", order);
 		free_pages(c->mm, 0, order);
 		MF_C(c, "\t{ unsigned long r = mm_nr_reports(mm); free_pages(mm, 0, %u); "
 			"expect(%u, mm_nr_reports(mm) == r, \"free_pages(0) is a silent no-op\"); }\n", order, c->cur);
@@ -396,6 +401,7 @@ static void op_bad_addr(struct mf_ctx *c, struct mf_op *op)
 	op->res[2] = order;
 	mf_baseline_capture(c->mm, &before);
 	MF_C(c, "\tunsigned long r%u = mm_nr_reports(mm);\n", c->cur);
+	mf_cgen_call(c, "free_pages(mm, (unsigned long)mm_arena_base(mm) + %#lx, %u);", (unsigned long)(addr - base), order);
 	free_pages(c->mm, addr, order);
 	MF_C(c, "\tfree_pages(mm, (unsigned long)mm_arena_base(mm) + %#lx, %u);   /* %s */\n",
 	     (unsigned long)(addr - base), order, bad_addr_kinds[op->a[0]]);
@@ -444,6 +450,11 @@ static void op_bad_ptr(struct mf_ctx *c, struct mf_op *op)
 	op->res[2] = (long)op->a[0];
 	mf_baseline_capture(c->mm, &before);
 	MF_C(c, "\tunsigned long r%u = mm_nr_reports(mm);\n", c->cur);
+	if (op->a[0] == BP_NULL)
+		mf_cgen_call(c, "__free_pages(mm, NULL, 0);");
+	else
+		mf_cgen_call(c, "__free_pages(mm, (struct page *)((char *)pfn_to_page(mm, %#lx) + (%ld)), 0);", valid,
+			     (long)(p - base));
 	__free_pages(c->mm, (struct page *)p, 0);
 	if (op->a[0] == BP_NULL)
 		MF_C(c, "\t__free_pages(mm, NULL, 0);\n");
@@ -486,6 +497,7 @@ static void op_bad_gfp(struct mf_ctx *c, struct mf_op *op)
 	}
 	mf_baseline_capture(c->mm, &before);
 	MF_C(c, "\tunsigned long r%u = mm_nr_reports(mm);\n", c->cur);
+	mf_cgen_call(c, "(void)alloc_pages(mm, %#x, %u);", gfp, order);
 	struct page *page = alloc_pages(c->mm, gfp, order);
 	MF_C(c, "\texpect(%u, alloc_pages(mm, %#x, %u) == NULL, \"%s is refused\");\n", c->cur, gfp, order, what);
 	if (page)

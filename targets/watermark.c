@@ -219,6 +219,7 @@ static void note_tune(FILE *f, const struct mf_op *op)
 
 static void op_tune_min(struct mf_ctx *c, struct mf_op *op)
 {
+	mf_cgen_call(c, "(void)mm_set_min_free_kbytes(mm, %ld);", op->a[0]);
 	int r = mm_set_min_free_kbytes(c->mm, (unsigned long)op->a[0]);
 	MF_C(c, "\tdiverged(%u, mm_set_min_free_kbytes(mm, %ld) != %d, \"its result\");\n", c->cur, op->a[0], r);
 	unsigned long total_kb = mm_nr_valid_pages(c->mm) * (MM_PAGE_SIZE / 1024);
@@ -229,6 +230,7 @@ static void op_tune_min(struct mf_ctx *c, struct mf_op *op)
 
 static void op_tune_wsf(struct mf_ctx *c, struct mf_op *op)
 {
+	mf_cgen_call(c, "(void)mm_set_watermark_scale_factor(mm, %ld);", op->a[0]);
 	int r = mm_set_watermark_scale_factor(c->mm, (unsigned int)op->a[0]);
 	MF_C(c, "\tdiverged(%u, mm_set_watermark_scale_factor(mm, %ld) != %d, \"its result\");\n", c->cur, op->a[0], r);
 	if ((r == 0) != (op->a[0] >= 1 && op->a[0] <= 3000))
@@ -241,6 +243,8 @@ static void op_tune_ratio(struct mf_ctx *c, struct mf_op *op)
 	unsigned int ratio[MAX_NR_ZONES];
 	for (int z = 0; z < MAX_NR_ZONES; z++)
 		ratio[z] = (unsigned int)op->a[z];
+	mf_cgen_call(c, "{ unsigned r[4] = { %u, %u, %u, %u }; mm_set_lowmem_reserve_ratio(mm, r); }", ratio[0], ratio[1],
+		     ratio[2], ratio[3]);
 	int r = mm_set_lowmem_reserve_ratio(c->mm, ratio);
 	MF_C(c, "\t{ unsigned r[4] = { %u, %u, %u, %u }; mm_set_lowmem_reserve_ratio(mm, r); }\n", ratio[0], ratio[1],
 	     ratio[2], ratio[3]);
@@ -281,50 +285,65 @@ static bool reference(const struct zone_scan *s, unsigned int order, long mark, 
 	return ref_modern(s, mf_pages.max_order, order, mark, reserve, flags, free);
 }
 
-/* Every flag combination for one (zone, order, highest zone). */
+/*
+ * Every flag combination for one (zone, order, highest zone).  The
+ * reference's answers first, then the C file's wm_compare() - which makes
+ * the same calls in the same order and compares them with those answers -
+ * then the calls: a run that dies inside one leaves the C file making it.
+ */
 static unsigned long compare_one(struct mf_ctx *c, struct zone *z, const struct zone_scan *s, unsigned int order,
 				 int hz, long custom_mark, long custom_free)
 {
 	long reserve = zone_lowmem_reserve(z, (enum zone_type)hz);
 	unsigned long calls = 0;
-	/* The C file makes the same calls in the same order and compares with the reference's answers. */
 	char want_bits[2 * NR_WMARK * (1u << ARRAY_SIZE(reserve_bits)) * 2 + 1];
 	unsigned int nb = 0;
 
-	for (unsigned int w = 0; w < NR_WMARK; w++)
-		for (unsigned int sub = 0; sub < (1u << ARRAY_SIZE(reserve_bits)); sub++) {
-			unsigned int flags = w;
-			for (unsigned int b = 0; b < ARRAY_SIZE(reserve_bits); b++)
-				if (sub & (1u << b))
-					flags |= reserve_bits[b];
-			long marks[2] = { (long)zone_wmark_pages(z, (enum zone_watermarks)w), custom_mark };
-			for (int m = 0; m < 2; m++) {
-				long mark = marks[m];
-				bool want = reference(s, order, mark, reserve, flags, s->free_pages);
-				bool want2 = reference(s, order, mark, reserve, flags, custom_free);
-				want_bits[nb++] = (char)('0' + want);
-				want_bits[nb++] = (char)('0' + want2);
-				if (m == 1 && w == NR_WMARK - 1 && sub == (1u << ARRAY_SIZE(reserve_bits)) - 1) {
-					want_bits[nb] = 0;
-					MF_C(c, "\twm_compare(%u, %d, %u, %d, %ld, %ld, \"%s\");\n", c->cur, z->idx, order, hz,
-					     custom_mark, custom_free, want_bits);
-				}
-				bool ok = zone_watermark_ok(z, order, (unsigned long)mark, hz, flags);
-				if (ok != want)
-					fail_w1(c, z, "zone_watermark_ok", order, mark, hz, flags, s->free_pages, ok, want, s);
-				bool fast = zone_watermark_fast(z, order, (unsigned long)mark, hz, flags, 0);
-				if (fast != want)
-					fail_w1(c, z, "zone_watermark_fast", order, mark, hz, flags, s->free_pages, fast, want, s);
-				bool raw = __zone_watermark_ok(z, order, (unsigned long)mark, hz, flags, custom_free);
-				if (raw != want2)
-					fail_w1(c, z, "__zone_watermark_ok", order, mark, hz, flags, custom_free, raw, want2, s);
-				if (ws.algo == MM_WMARK_MODERN && ok && order && !usable_block(s, order, mf_pages.max_order, flags))
-					mf_fail(c, "W1", "zone %s: zone_watermark_ok(order %u, mark %ld, alloc_flags %#x) is true but "
-						"no free block of order >= %u is on a list this request may use", z->name, order,
-						mark, flags, order);
-				calls += 3;
-			}
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			want_bits[nb] = 0;
+			MF_C(c, "\twm_compare(%u, %d, %u, %d, %ld, %ld, \"%s\");\n", c->cur, z->idx, order, hz, custom_mark,
+			     custom_free, want_bits);
+			nb = 0;
 		}
+		for (unsigned int w = 0; w < NR_WMARK; w++)
+			for (unsigned int sub = 0; sub < (1u << ARRAY_SIZE(reserve_bits)); sub++) {
+				unsigned int flags = w;
+				for (unsigned int b = 0; b < ARRAY_SIZE(reserve_bits); b++)
+					if (sub & (1u << b))
+						flags |= reserve_bits[b];
+				long marks[2] = { (long)zone_wmark_pages(z, (enum zone_watermarks)w), custom_mark };
+				for (int m = 0; m < 2; m++) {
+					long mark = marks[m];
+					if (pass == 0) {
+						want_bits[nb++] = (char)('0' + reference(s, order, mark, reserve, flags,
+											 s->free_pages));
+						want_bits[nb++] = (char)('0' + reference(s, order, mark, reserve, flags,
+											 custom_free));
+						continue;
+					}
+					bool want = want_bits[nb++] == '1', want2 = want_bits[nb++] == '1';
+					bool ok = zone_watermark_ok(z, order, (unsigned long)mark, hz, flags);
+					if (ok != want)
+						fail_w1(c, z, "zone_watermark_ok", order, mark, hz, flags, s->free_pages, ok,
+							want, s);
+					bool fast = zone_watermark_fast(z, order, (unsigned long)mark, hz, flags, 0);
+					if (fast != want)
+						fail_w1(c, z, "zone_watermark_fast", order, mark, hz, flags, s->free_pages, fast,
+							want, s);
+					bool raw = __zone_watermark_ok(z, order, (unsigned long)mark, hz, flags, custom_free);
+					if (raw != want2)
+						fail_w1(c, z, "__zone_watermark_ok", order, mark, hz, flags, custom_free, raw,
+							want2, s);
+					if (ws.algo == MM_WMARK_MODERN && ok && order &&
+					    !usable_block(s, order, mf_pages.max_order, flags))
+						mf_fail(c, "W1", "zone %s: zone_watermark_ok(order %u, mark %ld, alloc_flags %#x) is "
+							"true but no free block of order >= %u is on a list this request may use",
+							z->name, order, mark, flags, order);
+					calls += 3;
+				}
+			}
+	}
 	return calls;
 }
 
@@ -460,13 +479,14 @@ static void op_wm2008(struct mf_ctx *c, struct mf_op *op)
 	unsigned int order = (unsigned int)op->a[0], flags = (unsigned int)op->a[4];
 	long mark = op->a[1], free = op->a[2], reserve = op->a[3];
 	bool want = ref_2008(nr_free, nr_orders, free, order, mark, reserve, flags);
-	bool got = zone_watermark_ok_2008(nr_free, nr_orders, free, order, (unsigned long)mark, reserve, flags);
-	op->res[0] = got;
+	/* The C text (with the reference's answer) before the call: a run that dies inside it leaves the call in. */
 	MF_C(c, "\t{\n\t\tunsigned long nr_free[%d] = {", MM_NR_ORDERS_LIMIT);
 	for (unsigned int o = 0; o < MM_NR_ORDERS_LIMIT; o++)
 		MF_C(c, " %lu,", nr_free[o]);
 	MF_C(c, " };\n\t\texpect(%u, zone_watermark_ok_2008(nr_free, %u, %ld, %u, %ld, %ld, %#x) == %d, "
 		"\"the 2.6.28 algorithm\");\n\t}\n", c->cur, nr_orders, free, order, mark, reserve, flags, want);
+	bool got = zone_watermark_ok_2008(nr_free, nr_orders, free, order, (unsigned long)mark, reserve, flags);
+	op->res[0] = got;
 	if (got == want)
 		return;
 	mf_fail(c, "W1", "zone_watermark_ok_2008(nr_orders %u, free %ld, order %u, mark %ld, lowmem_reserve %ld, "

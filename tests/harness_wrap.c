@@ -16,8 +16,22 @@
  *                    (--wrap=mm_slub_configure)
  *   OFFLINE_NOOP     mm_cpu_try_offline() of a valid vCPU returns 0 and
  *                    leaves it online (--wrap=mm_cpu_try_offline)
+ *
+ * And crashes inside an allocator call (a fuzz run that dies there must
+ * leave a C file making that call, which dies the same way):
+ *   CRASH_BULK       __alloc_pages_bulk() of 13 pages (array or list)
+ *                    dies of SIGSEGV (--wrap=__alloc_pages_bulk)
+ *   CRASH_PCP        mm_pcp_update(mm, 77, batch) aborts; so does an order-3
+ *                    alloc_pages() that may use the reserves (__GFP_HIGH:
+ *                    the pcp target's interrupt handler asks GFP_ATOMIC)
+ *                    (--wrap=mm_pcp_update,--wrap=alloc_pages)
+ *   CRASH_SLUB       kmem_cache_create() of a 77-byte cache aborts;
+ *                    kmem_cache_shrink() of an 88-byte cache dies of
+ *                    SIGSEGV (--wrap=kmem_cache_create,--wrap=kmem_cache_shrink)
  */
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mm/cpu.h"
@@ -87,5 +101,60 @@ int __wrap_mm_cpu_try_offline(struct mm *mm, int cpu)
 	if (cpu >= 0 && mm_cpu_is_online(mm, cpu) && mm_num_online_cpus(mm) > 1 && mm_cpu_holder(mm, cpu) == NULL)
 		return 0;
 	return __real_mm_cpu_try_offline(mm, cpu);
+}
+#endif
+
+#ifdef WRAP_CRASH_BULK
+unsigned long __real___alloc_pages_bulk(struct mm *mm, gfp_t gfp, int nr_pages, struct list_head *page_list,
+					struct page **page_array);
+unsigned long __wrap___alloc_pages_bulk(struct mm *mm, gfp_t gfp, int nr_pages, struct list_head *page_list,
+					struct page **page_array);
+unsigned long __wrap___alloc_pages_bulk(struct mm *mm, gfp_t gfp, int nr_pages, struct list_head *page_list,
+					struct page **page_array)
+{
+	if (nr_pages == 13)
+		raise(SIGSEGV);
+	return __real___alloc_pages_bulk(mm, gfp, nr_pages, page_list, page_array);
+}
+#endif
+
+#ifdef WRAP_CRASH_PCP
+int __real_mm_pcp_update(struct mm *mm, unsigned int high, unsigned int batch);
+int __wrap_mm_pcp_update(struct mm *mm, unsigned int high, unsigned int batch);
+int __wrap_mm_pcp_update(struct mm *mm, unsigned int high, unsigned int batch)
+{
+	if (high == 77)
+		abort();
+	return __real_mm_pcp_update(mm, high, batch);
+}
+struct page *__real_alloc_pages(struct mm *mm, gfp_t gfp, unsigned int order);
+struct page *__wrap_alloc_pages(struct mm *mm, gfp_t gfp, unsigned int order);
+struct page *__wrap_alloc_pages(struct mm *mm, gfp_t gfp, unsigned int order)
+{
+	if (order == 3 && (gfp & __GFP_HIGH))
+		abort();
+	return __real_alloc_pages(mm, gfp, order);
+}
+#endif
+
+#ifdef WRAP_CRASH_SLUB
+struct kmem_cache *__real_kmem_cache_create(struct mm *mm, const char *name, unsigned int size, unsigned int align,
+					    slab_flags_t flags, void (*ctor)(void *));
+struct kmem_cache *__wrap_kmem_cache_create(struct mm *mm, const char *name, unsigned int size, unsigned int align,
+					    slab_flags_t flags, void (*ctor)(void *));
+struct kmem_cache *__wrap_kmem_cache_create(struct mm *mm, const char *name, unsigned int size, unsigned int align,
+					    slab_flags_t flags, void (*ctor)(void *))
+{
+	if (size == 77)
+		abort();
+	return __real_kmem_cache_create(mm, name, size, align, flags, ctor);
+}
+int __real_kmem_cache_shrink(struct kmem_cache *s);
+int __wrap_kmem_cache_shrink(struct kmem_cache *s);
+int __wrap_kmem_cache_shrink(struct kmem_cache *s)
+{
+	if (kmem_cache_size(s) == 88)
+		raise(SIGSEGV);
+	return __real_kmem_cache_shrink(s);
 }
 #endif

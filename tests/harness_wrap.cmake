@@ -21,6 +21,17 @@
 #                  MMFUZZ_STATS=1 fuzz_sched prints its stats, and
 #                    MMFUZZ_CRASH_AT_OP=1 makes it die of SIGSEGV;
 #                  fuzz_sched --c is refused: exit 2, no file written;
+#                  a crash inside an allocator call (review harness2 #1,
+#                    the calls registered last): fuzz_bulk with CRASH_BULK
+#                    dies inside __alloc_pages_bulk (array and list),
+#                    fuzz_pcp with CRASH_PCP inside mm_pcp_update and inside
+#                    its interrupt handler's alloc_pages (run inside the
+#                    task's alloc_pages: both in flight), fuzz_slub with
+#                    CRASH_SLUB inside kmem_cache_create and
+#                    kmem_cache_shrink; each C file ends that op with the
+#                    call marked as in flight, compiles, dies the same way
+#                    linked with the same wrap and runs to its end against
+#                    the correct library ("did not reproduce");
 #                  every input passes on the correct targets, and its C file
 #                    exits 0 against the correct library.
 # In the debug preset only (gcc, no sanitizer, no engine, no injection).
@@ -34,7 +45,10 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
     foreach(v "sched_report;sched;REPORT_ON_FREE;kmem_cache_free"
               "pcp_pending;pcp;PENDING_KEPT;mm_set_irq_pending,--wrap=mm_set_irq_handler"
               "slub_fastpath;slub;FASTPATH_IGNORED;mm_slub_configure"
-              "kmalloc_fastpath;kmalloc;FASTPATH_IGNORED;mm_slub_configure")
+              "kmalloc_fastpath;kmalloc;FASTPATH_IGNORED;mm_slub_configure"
+              "bulk_crash;bulk;CRASH_BULK;__alloc_pages_bulk"
+              "pcp_crash;pcp;CRASH_PCP;mm_pcp_update,--wrap=alloc_pages"
+              "slub_crash;slub;CRASH_SLUB;kmem_cache_create,--wrap=kmem_cache_shrink")
       list(GET v 0 name)
       list(GET v 1 t)
       list(GET v 2 def)
@@ -51,7 +65,7 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
       endif()
       list(APPEND bins "-DWRAP_${name}=$<TARGET_FILE:wrap_${name}>")
     endforeach()
-    foreach(t sched pcp slub kmalloc)
+    foreach(t sched pcp slub kmalloc bulk)
       list(APPEND bins "-DFUZZ_${t}=$<TARGET_FILE:fuzz_${t}>")
     endforeach()
     add_test(NAME harness_wrap
@@ -166,5 +180,77 @@ execute_process(COMMAND ${FUZZ_sched} --c ${WORK}/sched.c ${WORK}/sched-report.t
 if(NOT rc EQUAL 2 OR EXISTS ${WORK}/sched.c OR NOT out MATCHES "target sched has no C reproducer")
   message(FATAL_ERROR "fuzz_sched --c: exit ${rc}, want 2, no file and a message:\n${out}")
 endif()
+
+# ---------------------------------------------------------------- a crash inside an allocator call
+# crash(T BIN INPUT WRAPDEF SYMS SIG CALL): BIN (fuzz_T linked with the wrap WRAPDEF) dies of SIG (a regex on
+# execute_process's result) writing the C file of INPUT, whose last op ends with CALL (a regex) marked as the call
+# in flight; the C file compiles and dies of SIG linked with the same wrap, and exits 0 ("did not reproduce")
+# against the correct library.  Without the call registered (mf_cgen_call()) the C file leaves it out and runs
+# to its end against the wrap as well.
+function(crash t bin input def syms sig call)
+  run(${FUZZ_${t}} ${input} 0 "replayed 1 inputs without a violation")
+  get_filename_component(n ${input} NAME_WE)
+  set(c ${WORK}/${n}.c)
+  file(REMOVE ${c})
+  execute_process(COMMAND ${bin} --c ${c} ${input} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out TIMEOUT 60)
+  if(NOT rc MATCHES "${sig}" OR NOT EXISTS ${c})
+    message(FATAL_ERROR "${bin} --c ${c} ${input}: '${rc}', want a death matching '${sig}' and a C file:\n${out}")
+  endif()
+  file(READ ${c} text)
+  if(NOT text MATCHES "\n\t${call}   /\\* the call in flight when the fuzz run stopped \\*/\n\t/\\* The fuzz run stopped here: crash: ")
+    message(FATAL_ERROR "${c}: its last op should end with '${call}' as the call in flight:\n${text}")
+  endif()
+  foreach(x ${def} none)
+    set(extra "")
+    if(NOT x STREQUAL "none")
+      set(extra ${SRC}/tests/harness_wrap.c -DWRAP_${x}=1 -Wl,--wrap=${syms})
+    endif()
+    set(exe ${WORK}/${n}-${x})
+    execute_process(COMMAND ${CC} -std=gnu11 -Wall -Wextra -Werror -I${SRC}/allocator/include ${c} ${extra} ${LIB}
+                            -lpthread -latomic -o ${exe}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+    if(rc)
+      message(FATAL_ERROR "${c} (${x}) does not compile:\n${out}")
+    endif()
+    execute_process(COMMAND ${exe} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out TIMEOUT 60)
+    if(x STREQUAL "none" AND (NOT rc EQUAL 0 OR NOT out MATCHES "the violation the fuzz run saw \\(crash\\) did not reproduce here"))
+      message(FATAL_ERROR "${c} against the correct library: '${rc}', want 0 and 'did not reproduce':\n${out}")
+    elseif(NOT x STREQUAL "none" AND NOT rc MATCHES "${sig}")
+      message(FATAL_ERROR "${c} with ${x}: '${rc}', want a death matching '${sig}' as the fuzz run's:\n${out}")
+    endif()
+  endforeach()
+endfunction()
+
+file(WRITE ${WORK}/bulk-crash-array.txt "setup config=tiny cpus=2\nalloc order=0 gfp=GFP_KERNEL\n"
+     "bulk_array n=4 fill=0x1 gfp=GFP_KERNEL heap=0\nbulk_array n=13 fill=0x5 gfp=GFP_KERNEL heap=0\n")
+crash(bulk ${WRAP_bulk_crash} ${WORK}/bulk-crash-array.txt CRASH_BULK __alloc_pages_bulk "Segmentation"
+      "nret = __alloc_pages_bulk\\(mm, 0x[0-9a-f]+, 13, NULL, arr\\);")
+file(WRITE ${WORK}/bulk-crash-list.txt "setup config=tiny cpus=2\nbulk_list n=5 gfp=GFP_KERNEL k=0\n"
+     "bulk_list n=13 gfp=GFP_ATOMIC k=2\n")
+crash(bulk ${WRAP_bulk_crash} ${WORK}/bulk-crash-list.txt CRASH_BULK __alloc_pages_bulk "Segmentation"
+      "nret = __alloc_pages_bulk\\(mm, 0x[0-9a-f]+, 13, &lhead, NULL\\);")
+file(WRITE ${WORK}/pcp-crash.txt "setup config=tiny cpus=2 prefetch=0\nalloc order=0 gfp=GFP_KERNEL\n"
+     "drain_all zone=all\npcp_update high=77 batch=7\n")
+crash(pcp ${WRAP_pcp_crash} ${WORK}/pcp-crash.txt CRASH_PCP "mm_pcp_update,--wrap=alloc_pages" "abort"
+      "\\(void\\)mm_pcp_update\\(mm, 77, 7\\);")
+# Inside the interrupt handler, which the injection ran inside the task's alloc_pages: both calls in flight,
+# the handler's in its script (irq_script(), its block closed), the task's in main().
+file(WRITE ${WORK}/pcp-crash-irq.txt "setup config=tiny cpus=2 prefetch=0\nalloc order=1 gfp=GFP_KERNEL\n"
+     "inject plan=0x1 n=1 irq=0x1 order=3\nalloc order=0 gfp=GFP_KERNEL\n")
+crash(pcp ${WRAP_pcp_crash} ${WORK}/pcp-crash-irq.txt CRASH_PCP "mm_pcp_update,--wrap=alloc_pages" "abort"
+      "\\(void\\)alloc_pages\\(mm, 0x[0-9a-f]+, 0\\);")
+file(READ ${WORK}/pcp-crash-irq.c text)
+if(NOT text MATCHES "\tcase 1:\n\t{\n\t\\(void\\)alloc_pages\\(mm, 0x[0-9a-f]+, 3\\);   /\\* the call in flight when the fuzz run stopped \\*/\n\t}\n\t\tbreak;")
+  message(FATAL_ERROR "${WORK}/pcp-crash-irq.c: the handler's run 1 should be its order-3 alloc_pages in flight, "
+                      "its block closed:\n${text}")
+endif()
+file(WRITE ${WORK}/slub-crash-create.txt "setup config=tiny cpus=2\ncreate size=40 align=0 flags=0 ctor=0\n"
+     "alloc cache=0 cpu=0 zero=0\ncreate size=77 align=0 flags=0 ctor=0\n")
+crash(slub ${WRAP_slub_crash} ${WORK}/slub-crash-create.txt CRASH_SLUB "kmem_cache_create,--wrap=kmem_cache_shrink"
+      "abort" "\\(void\\)kmem_cache_create\\(mm, \"fz1\", 77, 0, 0, NULL\\);")
+file(WRITE ${WORK}/slub-crash-shrink.txt "setup config=tiny cpus=2\ncreate size=88 align=0 flags=0 ctor=0\n"
+     "alloc cache=0 cpu=1 zero=0\nshrink cache=0 cpu=0\n")
+crash(slub ${WRAP_slub_crash} ${WORK}/slub-crash-shrink.txt CRASH_SLUB "kmem_cache_create,--wrap=kmem_cache_shrink"
+      "Segmentation" "kmem_cache_shrink\\(caches\\[0\\]\\);")
 
 message("HARNESS-WRAP-OK")

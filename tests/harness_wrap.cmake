@@ -141,22 +141,22 @@ string(CONCAT opts_locked "options debug=keep dflags=0 dlist=all dflags2=0 dlist
                           "init_alloc=keep init_free=keep min_order=keep max_order=keep bad=none bad_last=0 min_objects=keep "
                           "fail_new_slab=keep seed=keep\n")
 
-# finding 4: the C file repeats the options op's checks (slub) and try_offline's.
-file(WRITE ${WORK}/slub-fastpath.txt "setup config=tiny cpus=2\n" "${opts_locked}"
-     "create size=40 align=0 flags=0 ctor=0\nalloc cache=0 cpu=0 zero=0\n")
-run(${FUZZ_slub} ${WORK}/slub-fastpath.txt 0 "replayed 1 inputs without a violation")
-run(${WRAP_slub_fastpath} ${WORK}/slub-fastpath.txt 1 "VIOLATION C1 in target slub, at op \\[0\\] options")
-c_run(slub ${WORK}/slub-fastpath.txt none "" 0 "no violation")
-c_run(slub ${WORK}/slub-fastpath.txt FASTPATH_IGNORED mm_slub_configure 1 "op 0: C1 violated")
+# fastpath(T REST): the options op asking for the locked fast path, then REST (op text). The input passes on the
+# correct fuzz_T; fuzz_T linked with FASTPATH_IGNORED fails op [0], and so does the C file linked with that wrap
+# (it exits 0 against the correct library). Finding 4 (slub: the C file repeats the options op's checks) and
+# finding 7 (kmalloc's options op checks the fast path too, mf_slub_options_check() shared with slub).
+function(fastpath t rest)
+  set(in ${WORK}/${t}-fastpath.txt)
+  file(WRITE ${in} "setup config=tiny cpus=2\n" "${opts_locked}" "${rest}")
+  run(${FUZZ_${t}} ${in} 0 "replayed 1 inputs without a violation")
+  run(${WRAP_${t}_fastpath} ${in} 1 "VIOLATION C1 in target ${t}, at op \\[0\\] options")
+  c_run(${t} ${in} none "" 0 "no violation")
+  c_run(${t} ${in} FASTPATH_IGNORED mm_slub_configure 1 "op 0: C1 violated")
+endfunction()
+fastpath(slub "create size=40 align=0 flags=0 ctor=0\nalloc cache=0 cpu=0 zero=0\n")
+fastpath(kmalloc "alloc kind=kmalloc size=40 class=exact n=0 gfp=GFP_KERNEL cpu=0 overflow=0\n")
 
-# finding 7: kmalloc's options op checks the fast path too (mf_slub_options_check(), shared with slub).
-file(WRITE ${WORK}/kmalloc-fastpath.txt "setup config=tiny cpus=2\n" "${opts_locked}"
-     "alloc kind=kmalloc size=40 class=exact n=0 gfp=GFP_KERNEL cpu=0 overflow=0\n")
-run(${FUZZ_kmalloc} ${WORK}/kmalloc-fastpath.txt 0 "replayed 1 inputs without a violation")
-run(${WRAP_kmalloc_fastpath} ${WORK}/kmalloc-fastpath.txt 1 "VIOLATION C1 in target kmalloc, at op \\[0\\] options")
-c_run(kmalloc ${WORK}/kmalloc-fastpath.txt none "" 0 "no violation")
-c_run(kmalloc ${WORK}/kmalloc-fastpath.txt FASTPATH_IGNORED mm_slub_configure 1 "op 0: C1 violated")
-
+# finding 4: the C file repeats try_offline's "it is offline after".
 file(WRITE ${WORK}/pcp-offline.txt "setup config=tiny cpus=3 prefetch=0\nalloc order=0 gfp=GFP_KERNEL\n"
      "cpu_api kind=try_offline arg=1\nalloc order=0 gfp=GFP_KERNEL\n")
 c_run(pcp ${WORK}/pcp-offline.txt none "" 0 "no violation")

@@ -309,13 +309,15 @@ static void try_config(struct mf_ctx *c, unsigned int errlen, bool create)
 	char e1[ERRBUF], e2[ERRBUF], full[ERRBUF];
 
 	reference(&cfg, &p, &span);
+	bool want_bad = p.n != 0;              /* invalid for the reference */
+	/* A run that dies inside mm_config_validate leaves validate() in the C file (as a call in flight). */
+	mf_cgen_call(c, "validate(%u, %u, %d);", c->cur, errlen, want_bad);
 	/* The whole message first, in a buffer that holds it ... */
 	int vf = mm_config_validate(&cfg, full, ERRBUF);
 	/* ... then with the op's buffer, which may truncate it. */
 	memset(e1, 0xa5, sizeof(e1));
 	memset(e2, 0xa5, sizeof(e2));
 	int v = mm_config_validate(&cfg, errlen ? e1 : NULL, errlen);
-	bool want_bad = p.n != 0;              /* invalid for the reference */
 	MF_C(c, "\tvalidate(%u, %u, %d);\n", c->cur, errlen, want_bad);
 	if (!canary_ok(e1, errlen))
 		mf_fail(c, "C1", "mm_config_validate wrote past the %u-byte error buffer", errlen);
@@ -349,6 +351,7 @@ static void try_config(struct mf_ctx *c, unsigned int errlen, bool create)
 		return;
 	}
 
+	/* Written before the call: create() makes mm_create and the exercise, so a run that dies in them has it. */
 	MF_C(c, "\tcreate(%u, %u, %d);\n", c->cur, errlen, !!v);
 	struct mm *mm = mm_create(&cfg, errlen ? e2 : NULL, errlen);
 	if (!canary_ok(e2, errlen))

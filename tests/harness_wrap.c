@@ -28,6 +28,13 @@
  *   CRASH_SLUB       kmem_cache_create() of a 77-byte cache aborts;
  *                    kmem_cache_shrink() of an 88-byte cache dies of
  *                    SIGSEGV (--wrap=kmem_cache_create,--wrap=kmem_cache_shrink)
+ *   CRASH_CONFIG     mm_config_validate() of a config of 7 vCPUs dies of
+ *                    SIGSEGV (--wrap=mm_config_validate)
+ *   BLOCK_OPEN       mm_pcp_update(mm, 66, batch) writes two open blocks
+ *                    into the C file being written (braces also in a
+ *                    comment, a string, character literals and a line
+ *                    comment), then aborts: the ending must close them
+ *                    (--wrap=mm_pcp_update; the fuzz binary only)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -156,5 +163,32 @@ int __wrap_kmem_cache_shrink(struct kmem_cache *s)
 	if (kmem_cache_size(s) == 88)
 		raise(SIGSEGV);
 	return __real_kmem_cache_shrink(s);
+}
+#endif
+
+#ifdef WRAP_CRASH_CONFIG
+int __real_mm_config_validate(const struct mm_config *cfg, char *err, size_t errlen);
+int __wrap_mm_config_validate(const struct mm_config *cfg, char *err, size_t errlen);
+int __wrap_mm_config_validate(const struct mm_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->nr_cpus == 7)
+		raise(SIGSEGV);
+	return __real_mm_config_validate(cfg, err, errlen);
+}
+#endif
+
+#ifdef WRAP_BLOCK_OPEN
+FILE *mf_cgen_file(void);      /* targets/common/cgen.h: the C file being written (NULL: none) */
+int __real_mm_pcp_update(struct mm *mm, unsigned int high, unsigned int batch);
+int __wrap_mm_pcp_update(struct mm *mm, unsigned int high, unsigned int batch);
+int __wrap_mm_pcp_update(struct mm *mm, unsigned int high, unsigned int batch)
+{
+	FILE *f = mf_cgen_file();
+	if (high == 66 && f) {
+		fputs("\tif (mm) { /* } */ (void)\"}\\\"}\"; (void)'}'; // }\n"
+		      "\t{\n\t\tchar brace = '\\''; (void)brace; /* { */\n", f);
+		abort();
+	}
+	return __real_mm_pcp_update(mm, high, batch);
 }
 #endif

@@ -28,10 +28,16 @@
 #                    its interrupt handler's alloc_pages (run inside the
 #                    task's alloc_pages: both in flight), fuzz_slub with
 #                    CRASH_SLUB inside kmem_cache_create and
-#                    kmem_cache_shrink; each C file ends that op with the
+#                    kmem_cache_shrink, fuzz_config with CRASH_CONFIG inside
+#                    mm_config_validate; each C file ends that op with the
 #                    call marked as in flight, compiles, dies the same way
 #                    linked with the same wrap and runs to its end against
 #                    the correct library ("did not reproduce");
+#                  a crash ending inside blocks of main() closes them:
+#                    fuzz_pcp with BLOCK_OPEN writes two open blocks (and
+#                    braces in a comment, a string, character literals and
+#                    a line comment) into its C file and aborts; the C file
+#                    closes exactly those two, compiles and exits 0;
 #                  every input passes on the correct targets, and its C file
 #                    exits 0 against the correct library.
 # In the debug preset only (gcc, no sanitizer, no engine, no injection).
@@ -48,7 +54,9 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
               "kmalloc_fastpath;kmalloc;FASTPATH_IGNORED;mm_slub_configure"
               "bulk_crash;bulk;CRASH_BULK;__alloc_pages_bulk"
               "pcp_crash;pcp;CRASH_PCP;mm_pcp_update,--wrap=alloc_pages"
-              "slub_crash;slub;CRASH_SLUB;kmem_cache_create,--wrap=kmem_cache_shrink")
+              "slub_crash;slub;CRASH_SLUB;kmem_cache_create,--wrap=kmem_cache_shrink"
+              "config_crash;config;CRASH_CONFIG;mm_config_validate"
+              "pcp_block;pcp;BLOCK_OPEN;mm_pcp_update")
       list(GET v 0 name)
       list(GET v 1 t)
       list(GET v 2 def)
@@ -65,7 +73,7 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
       endif()
       list(APPEND bins "-DWRAP_${name}=$<TARGET_FILE:wrap_${name}>")
     endforeach()
-    foreach(t sched pcp slub kmalloc bulk)
+    foreach(t sched pcp slub kmalloc bulk config)
       list(APPEND bins "-DFUZZ_${t}=$<TARGET_FILE:fuzz_${t}>")
     endforeach()
     add_test(NAME harness_wrap
@@ -252,5 +260,35 @@ file(WRITE ${WORK}/slub-crash-shrink.txt "setup config=tiny cpus=2\ncreate size=
      "alloc cache=0 cpu=1 zero=0\nshrink cache=0 cpu=0\n")
 crash(slub ${WRAP_slub_crash} ${WORK}/slub-crash-shrink.txt CRASH_SLUB "kmem_cache_create,--wrap=kmem_cache_shrink"
       "Segmentation" "kmem_cache_shrink\\(caches\\[0\\]\\);")
+file(WRITE ${WORK}/config-crash.txt "setup base=micro\ncpus n=2\nvalidate errlen=300\ncpus n=7\nvalidate errlen=40\n")
+crash(config ${WRAP_config_crash} ${WORK}/config-crash.txt CRASH_CONFIG mm_config_validate "Segmentation"
+      "validate\\(3, 40, 0\\);")
+
+# A crash ending inside two blocks of main(): the ending closes both (braces in comments, literals and a line comment
+# not counted), so the file compiles; the wrap only writes the blocks, so the C file runs to its end.
+file(WRITE ${WORK}/pcp-block.txt "setup config=tiny cpus=2 prefetch=0\nalloc order=0 gfp=GFP_KERNEL\n"
+     "pcp_update high=66 batch=7\n")
+run(${FUZZ_pcp} ${WORK}/pcp-block.txt 0 "replayed 1 inputs without a violation")
+file(REMOVE ${WORK}/pcp-block.c)
+execute_process(COMMAND ${WRAP_pcp_block} --c ${WORK}/pcp-block.c ${WORK}/pcp-block.txt RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out ERROR_VARIABLE out TIMEOUT 60)
+if(NOT rc MATCHES "abort" OR NOT EXISTS ${WORK}/pcp-block.c)
+  message(FATAL_ERROR "${WRAP_pcp_block} --c: '${rc}', want an abort and a C file:\n${out}")
+endif()
+file(READ ${WORK}/pcp-block.c text)
+string(FIND "${text}" "/* { */\n\t}\n\t}\n\t/* The fuzz run stopped here: crash: " at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "${WORK}/pcp-block.c: the two blocks written should be closed, then the ending:\n${text}")
+endif()
+execute_process(COMMAND ${CC} -std=gnu11 -Wall -Wextra -Werror -I${SRC}/allocator/include ${WORK}/pcp-block.c ${LIB}
+                        -lpthread -latomic -o ${WORK}/pcp-block
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(rc)
+  message(FATAL_ERROR "${WORK}/pcp-block.c does not compile:\n${out}")
+endif()
+execute_process(COMMAND ${WORK}/pcp-block RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out TIMEOUT 60)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "the violation the fuzz run saw \\(crash\\) did not reproduce here")
+  message(FATAL_ERROR "${WORK}/pcp-block: '${rc}', want 0 and 'did not reproduce':\n${out}")
+endif()
 
 message("HARNESS-WRAP-OK")

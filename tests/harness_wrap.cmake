@@ -96,6 +96,21 @@ function(run bin input want_fail match)
   endif()
 endfunction()
 
+# build_c(C EXE WRAPDEF SYMS): compile the C file C with -Werror into EXE against the correct library, linked with
+# the wrap WRAPDEF around SYMS (none: the library alone).
+function(build_c c exe def syms)
+  set(extra "")
+  if(NOT def STREQUAL "none")
+    set(extra ${SRC}/tests/harness_wrap.c -DWRAP_${def}=1 -Wl,--wrap=${syms})
+  endif()
+  execute_process(COMMAND ${CC} -std=gnu11 -Wall -Wextra -Werror -I${SRC}/allocator/include ${c} ${extra} ${LIB}
+                          -lpthread -latomic -o ${exe}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(rc)
+    message(FATAL_ERROR "${c} (${def}) does not compile:\n${out}")
+  endif()
+endfunction()
+
 # c_run(T INPUT WRAPDEF SYMS STATUS MATCH): the C file the correct fuzz_T writes for INPUT, linked with the
 # wrap WRAPDEF (none: the correct library alone), exits STATUS and its stderr matches MATCH.
 function(c_run t input def syms status match)
@@ -105,17 +120,8 @@ function(c_run t input def syms status match)
   if(rc)
     message(FATAL_ERROR "fuzz_${t} --c ${c} ${input}: exit ${rc}\n${err}")
   endif()
-  set(extra "")
-  if(NOT def STREQUAL "none")
-    set(extra ${SRC}/tests/harness_wrap.c -DWRAP_${def}=1 -Wl,--wrap=${syms})
-  endif()
   set(exe ${WORK}/${t}-${n}-${def})
-  execute_process(COMMAND ${CC} -std=gnu11 -Wall -Wextra -Werror -I${SRC}/allocator/include ${c} ${extra} ${LIB}
-                          -lpthread -latomic -o ${exe}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(rc)
-    message(FATAL_ERROR "${c} (${def}) does not compile:\n${out}")
-  endif()
+  build_c(${c} ${exe} ${def} "${syms}")
   execute_process(COMMAND ${exe} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out TIMEOUT 60)
   if(NOT rc STREQUAL status OR NOT out MATCHES "${match}")
     message(FATAL_ERROR "${c} with ${def}: exit ${rc}, want ${status} and '${match}':\n${out}")
@@ -209,17 +215,8 @@ function(crash t bin input def syms sig call)
     message(FATAL_ERROR "${c}: its last op should end with '${call}' as the call in flight:\n${text}")
   endif()
   foreach(x ${def} none)
-    set(extra "")
-    if(NOT x STREQUAL "none")
-      set(extra ${SRC}/tests/harness_wrap.c -DWRAP_${x}=1 -Wl,--wrap=${syms})
-    endif()
     set(exe ${WORK}/${n}-${x})
-    execute_process(COMMAND ${CC} -std=gnu11 -Wall -Wextra -Werror -I${SRC}/allocator/include ${c} ${extra} ${LIB}
-                            -lpthread -latomic -o ${exe}
-                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-    if(rc)
-      message(FATAL_ERROR "${c} (${x}) does not compile:\n${out}")
-    endif()
+    build_c(${c} ${exe} ${x} "${syms}")
     execute_process(COMMAND ${exe} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out TIMEOUT 60)
     if(x STREQUAL "none" AND (NOT rc EQUAL 0 OR NOT out MATCHES "the violation the fuzz run saw \\(crash\\) did not reproduce here"))
       message(FATAL_ERROR "${c} against the correct library: '${rc}', want 0 and 'did not reproduce':\n${out}")
@@ -280,12 +277,7 @@ string(FIND "${text}" "/* { */\n\t}\n\t}\n\t/* The fuzz run stopped here: crash:
 if(at EQUAL -1)
   message(FATAL_ERROR "${WORK}/pcp-block.c: the two blocks written should be closed, then the ending:\n${text}")
 endif()
-execute_process(COMMAND ${CC} -std=gnu11 -Wall -Wextra -Werror -I${SRC}/allocator/include ${WORK}/pcp-block.c ${LIB}
-                        -lpthread -latomic -o ${WORK}/pcp-block
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-if(rc)
-  message(FATAL_ERROR "${WORK}/pcp-block.c does not compile:\n${out}")
-endif()
+build_c(${WORK}/pcp-block.c ${WORK}/pcp-block none "")
 execute_process(COMMAND ${WORK}/pcp-block RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out TIMEOUT 60)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "the violation the fuzz run saw \\(crash\\) did not reproduce here")
   message(FATAL_ERROR "${WORK}/pcp-block: '${rc}', want 0 and 'did not reproduce':\n${out}")

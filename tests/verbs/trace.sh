@@ -57,8 +57,14 @@ usage)
 	cat >"$T/build/optext/targets/fuzz_a" <<'STUB'
 #!/usr/bin/env bash
 # fuzz_a's stand-in: --print decodes; --c OUT.c that cannot be made exits 2 (cli.c); a violation aborts.
+# --encode IN [-o OUT] writes the bytes BYTES; STUB_C_WRITE=1: --c OUT.c writes it (/* c */) and runs.
+# A FIFO as OUT would block the real binary's open() for ever: the stand-in says so and exits 3.
+[[ ( $1 == --encode && -p ${4:-} ) || ( $1 == --c && -p $2 ) ]] && { echo "fuzz_a: opening a FIFO: blocked" >&2; exit 3; }
 [[ $1 == --print ]] && { echo "setup config=micro"; exit 0; }
+[[ $1 == --dict ]] && { echo 'op_alloc="\x5c\x00"'; exit 0; }
+[[ $1 == --encode ]] && { if [[ ${3:-} == -o ]]; then printf BYTES >"$4"; else printf BYTES; fi; exit 0; }
 [[ ${STUB_ABORT:-} ]] && kill -ABRT $$
+[[ $1 == --c && ${STUB_C_WRITE:-} ]] && { echo "/* c */" >"$2"; echo "mmfuzz: wrote $2" >&2; exit 0; }
 [[ $1 == --c ]] && { echo "$2: No such file or directory" >&2; exit 2; }
 [[ $1 == --trace ]] && echo "[0] ran" >&2
 exit 0
@@ -70,9 +76,22 @@ STUB
 	expect 2 'fuzz_a exited with status 2, not a violation .*: no verdict on .*/crash' "$WORK/crash" --c "$WORK/x.c"
 	STUB_ABORT=1 expect 1 'died of signal 6' "$WORK/crash" --c "$WORK/x.c"
 	expect 0 '^\[0\] ran$' "$WORK/crash" --run
+	# An OUT that is a FIFO (or a device: any existing OUT that is not a regular file) is refused before
+	# the run: --encode and --c blocked in open() for ever, optext -o replaced it by a regular file.
+	expect 2 "--encode: cannot write '$FIFO': it is a FIFO \(a named pipe\), not a regular file" "$WORK/p.txt" --encode "$FIFO"
+	STUB_C_WRITE=1 expect 2 "--c: cannot write '$FIFO': it is a FIFO" "$WORK/crash" --c "$FIFO"
+	# A symlink OUT is written through: the file it points to gets the bytes, the link stays.
+	echo old >"$WORK/target.bin" && ln -s target.bin "$WORK/out-link"
+	expect 0 '' "$WORK/p.txt" --encode "$WORK/out-link"
+	[[ -L $WORK/out-link && $(cat "$WORK/target.bin") == BYTES ]] || fail "trace --encode did not write through the symlink"
 	# tools/optext takes the fuzzer's name too (fuzz_a), as the verbs do: it said "unknown target".
 	MMFUZZ=python3 VERB=$T/tools/optext
 	expect 0 '^setup config=micro$' decode fuzz_a "$WORK/crash"
+	expect 2 "-o: cannot write '$FIFO': it is a FIFO \(a named pipe\), not a regular file" encode a "$WORK/p.txt" -o "$FIFO"
+	[[ -p $FIFO ]] || fail "optext encode -o replaced the FIFO $FIFO"
+	echo old >"$WORK/target.bin"
+	expect 0 '' encode a "$WORK/p.txt" -o "$WORK/out-link"
+	[[ -L $WORK/out-link && $(cat "$WORK/target.bin") == BYTES ]] || fail "optext encode -o replaced the symlink instead of writing through it"
 	MMFUZZ=$ROOT/mmfuzz VERB=trace
 	if [[ $(id -u) != 0 ]]; then
 		: >"$WORK/unreadable" && chmod 000 "$WORK/unreadable"

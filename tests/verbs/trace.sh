@@ -73,6 +73,23 @@ STUB
 	printf '#!/usr/bin/env bash\nMMFUZZ_ROOT=%q exec %q "$@"\n' "$T" "$ROOT/tools/verbs/trace" >"$WORK/trace-standin"
 	chmod +x "$WORK/trace-standin"
 	MMFUZZ=$WORK/trace-standin VERB=a
+	# cmake's stand-in records its calls (and fails on STUB_CMAKE_FAIL=1); the tree counts as configured.
+	mkdir -p "$WORK/bin" && : >"$T/build/optext/CMakeCache.txt"
+	export CMAKE_LOG=$WORK/cmake.log PATH=$WORK/bin:$PATH
+	cat >"$WORK/bin/cmake" <<'STUB'
+#!/usr/bin/env bash
+echo "$*" >>"${CMAKE_LOG:?}"
+[[ ${STUB_CMAKE_FAIL:-} ]] && { echo "stub-cmake: error in allocator/page/buddy.c"; exit 1; }
+exit 0
+STUB
+	chmod +x "$WORK/bin/cmake"
+	# The build system decides whether fuzz_a is up to date (an allocator change made it stale, unseen
+	# by the old mtime check of targets/ only): cmake --build runs every time, its output on failure.
+	: >"$CMAKE_LOG"
+	expect 0 '^setup config=micro$' "$WORK/crash"
+	grep -q -- "--build $T/build/optext --target fuzz_a" "$CMAKE_LOG" ||
+		fail "trace did not run cmake --build ... --target fuzz_a (log: $(cat "$CMAKE_LOG"))"
+	STUB_CMAKE_FAIL=1 expect 2 'stub-cmake: error in allocator/page/buddy.c' "$WORK/crash"
 	expect 2 'fuzz_a exited with status 2, not a violation .*: no verdict on .*/crash' "$WORK/crash" --c "$WORK/x.c"
 	STUB_ABORT=1 expect 1 'died of signal 6' "$WORK/crash" --c "$WORK/x.c"
 	expect 0 '^\[0\] ran$' "$WORK/crash" --run

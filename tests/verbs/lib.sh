@@ -41,13 +41,23 @@ expect() {
 	fi
 }
 
-# refused_before_build ARGS...: ./mmfuzz $VERB ARGS says nothing about
-# configuring or building (a bad argument is refused first).
+# refused_before_build ARGS...: ./mmfuzz $VERB ARGS runs no cmake (no configure,
+# no build: a bad argument is refused first).  The verb runs with a cmake
+# stand-in first on PATH that records its calls and fails; any call fails
+# this check.  (The verbs print nothing when a build succeeds, so the grep
+# of their output for configuring|building alone could never fail; and the
+# build tree's mtimes change with other builds too - ninja rewrites
+# .ninja_log even on a no-op.)
 refused_before_build() {
-	local out
-	out=$(${EXPECT_TIMEOUT:+timeout -k 5 "$EXPECT_TIMEOUT"} "$MMFUZZ" "$VERB" "$@" 2>&1)
-	if grep -Eq 'configuring|building' <<<"$out"; then
-		fail "$VERB $*: configured or built before refusing:"$'\n'"$out"
+	local out bin=$WORK/.cmake-recorder
+	mkdir -p "$bin"
+	printf '#!/usr/bin/env bash\necho "cmake $*" >>%q\necho "cmake stand-in: no build here" >&2\nexit 1\n' \
+		"$bin/calls" >"$bin/cmake"
+	chmod +x "$bin/cmake"
+	rm -f "$bin/calls"
+	out=$(PATH=$bin:$PATH ${EXPECT_TIMEOUT:+timeout -k 5 "$EXPECT_TIMEOUT"} "$MMFUZZ" "$VERB" "$@" 2>&1)
+	if [[ -s $bin/calls ]] || grep -Eq 'configuring|building' <<<"$out"; then
+		fail "$VERB $*: configured or built before refusing ($(cat "$bin/calls" 2>/dev/null)):"$'\n'"$out"
 	else
 		echo "ok: $VERB $* -> refused before any configure or build"
 	fi

@@ -19,7 +19,18 @@ EXPECT_TIMEOUT=30
 case $mode in
 usage)
 	expect 2 'usage: mmfuzz repro TARGET FILE' buddy
-	expect 2 'usage: mmfuzz repro TARGET FILE' buddy "$ROOT/corpus/buddy/basic" --bogus
+	# An unknown option is named (it was only the usage line).
+	expect 2 'unknown option --bogus \(see --help\)' buddy "$ROOT/corpus/buddy/basic" --bogus
+	expect 2 'unknown option --no-bulid \(see --help\)' buddy "$ROOT/corpus/buddy/basic" --no-bulid
+	refused_before_build buddy "$ROOT/corpus/buddy/basic" --no-bulid
+	# Another target's input (any bytes decode for any target: it "passed"): refused, the right command named.
+	expect 2 "corpus/buddy/basic is an input of the buddy target, not slub \(it lies under corpus/buddy/\): replay it with \./mmfuzz repro buddy " slub "$ROOT/corpus/buddy/basic"
+	expect 2 'is an input of the buddy target, not watermark \(it lies under corpus/regressions/buddy/\)' watermark "$ROOT/corpus/regressions/buddy/src/2026-11-30-B3-isolate-adjacent.txt"
+	ln -s "$ROOT/corpus/buddy/basic" "$WORK/seed-link"
+	expect 2 'is an input of the buddy target, not slub \(it lies under corpus/buddy/\)' slub "$WORK/seed-link"
+	cp "$ROOT/corpus/buddy/basic" "$WORK/clusterfuzz-testcase-minimized-fuzz_buddy-5724"
+	expect 2 'is an input of the buddy target, not slub \(its name holds fuzz_buddy.*repro buddy ' slub "$WORK/clusterfuzz-testcase-minimized-fuzz_buddy-5724"
+	refused_before_build slub "$ROOT/corpus/buddy/basic"
 	expect 2 "unknown target 'nosuch'" nosuch "$ROOT/corpus/buddy/basic"
 	expect 2 'cannot read .*/missing: No such file' buddy "$WORK/missing"
 	# The fuzzer's name (OSS-Fuzz's, the binary's) names the target too.
@@ -47,8 +58,12 @@ timeout)
 	cat >"$T/build/asan/targets/fuzz_a" <<'STUB'
 #!/usr/bin/env bash
 # The replay main's stand-in: --print decodes; a replay never ends, SIGTERM ignored.
+# STUB_ABORT: a violation (abort); STUB_UBSAN: a sanitizer error that exits 1 (UBSan's way).
 [[ $1 == --print ]] && { echo "setup config=micro"; exit 0; }
+[[ $1 == --dict ]] && { echo 'op_alloc="\x5c\x00"'; exit 0; }
 [[ ${STUB_PASS:-} ]] && exit 0
+[[ ${STUB_ABORT:-} ]] && { echo "VIOLATION B2"; kill -ABRT $$; }
+[[ ${STUB_UBSAN:-} ]] && { echo "runtime error: shift exponent 64"; exit 1; }
 [[ ${STUB_REFUSE:-} ]] && { echo "fuzz_a: $1: cannot read" >&2; exit 2; }
 echo "replay started"
 trap '' TERM
@@ -70,6 +85,23 @@ STUB
 	STUB_PASS=1 expect 0 'PASS - .* replays without a violation' "$WORK/input" --no-build --timeout 0
 	# The replay binary's own refusal (exit 2) is no verdict: it was "FAIL - still fails", exit 1.
 	STUB_REFUSE=1 expect 2 'no verdict - fuzz_a exited with status 2, not a violation' "$WORK/input" --no-build
+	# The main verdict: a violation (abort) or a sanitizer error exiting 1 (UBSan) still fails, exit 1.
+	STUB_ABORT=1 expect 1 'FAIL - .*/input still fails \(signal 6\)' "$WORK/input" --no-build
+	STUB_UBSAN=1 expect 1 'FAIL - .*/input still fails \(exit status 1\)' "$WORK/input" --no-build
+	# An empty FILE replays (libFuzzer saves crashes on it) but is said; so is op text not named *.txt
+	# (replayed as bytes: it "passed").  Random bytes and *.txt get no such line.
+	: >"$WORK/empty"
+	STUB_PASS=1 expect 0 'warning: .*/empty is empty: it runs the setup defaults and no op' "$WORK/empty" --no-build
+	printf '# a seed\n\nsetup config=micro\nalloc order=1\n' >"$WORK/basic.ops"
+	STUB_PASS=1 expect 0 'warning: .*/basic.ops looks like op text but is not named \*\.txt: it is replayed as input bytes' "$WORK/basic.ops" --no-build
+	printf 'alloc order=1\n' >"$WORK/ops-only"
+	STUB_PASS=1 expect 0 'ops-only looks like op text' "$WORK/ops-only" --no-build
+	printf 'setup config=micro\n' >"$WORK/p.txt"
+	head -c 64 /dev/urandom >"$WORK/bytes" && printf '\0' >>"$WORK/bytes"
+	for f in p.txt bytes input; do
+		out=$(STUB_PASS=1 "$MMFUZZ" a "$WORK/$f" --no-build 2>&1)
+		grep -q warning <<<"$out" && fail "repro $f: a warning it should not have:"$'\n'"$out"
+	done
 	;;
 *)
 	fail "unknown mode $mode"

@@ -19,6 +19,11 @@ usage)
 	expect 2 "--c: cannot write '.*/missing/r.c': no such directory" buddy "$ROOT/corpus/buddy/basic" --c "$WORK/missing/r.c"
 	expect 2 "--c: cannot write '$WORK': it is a directory" buddy "$ROOT/corpus/buddy/basic" --c "$WORK"
 	expect 2 "--encode: cannot write '.*/missing/b': no such directory" buddy "$ROOT/corpus/buddy/src/basic.txt" --encode "$WORK/missing/b"
+	# Another target's input: refused before any build, the right command named (it printed another program).
+	expect 2 "corpus/buddy/basic is an input of the buddy target, not slub \(it lies under corpus/buddy/\): use \./mmfuzz trace buddy " slub "$ROOT/corpus/buddy/basic"
+	expect 2 'is an input of the buddy target, not watermark \(it lies under corpus/regressions/buddy/\)' watermark "$ROOT/corpus/regressions/buddy/src/2026-11-30-B3-isolate-adjacent.txt"
+	cp "$ROOT/corpus/buddy/basic" "$WORK/crash-fuzz_buddy-1"
+	expect 2 'is an input of the buddy target, not slub \(its name holds fuzz_buddy' slub "$WORK/crash-fuzz_buddy-1" --run
 	expect 2 'the sched target has no --c' sched "$ROOT/corpus/sched/src/basic.txt" --c "$WORK/s.c"
 	[[ ! -e $WORK/s.c ]] || fail "trace sched --c wrote $WORK/s.c"
 	expect 2 '--encode writes bytes and runs nothing: use it without --run' buddy "$ROOT/corpus/buddy/src/basic.txt" --encode "$WORK/b" --run
@@ -90,6 +95,16 @@ STUB
 	grep -q -- "--build $T/build/optext --target fuzz_a" "$CMAKE_LOG" ||
 		fail "trace did not run cmake --build ... --target fuzz_a (log: $(cat "$CMAKE_LOG"))"
 	STUB_CMAKE_FAIL=1 expect 2 'stub-cmake: error in allocator/page/buddy.c' "$WORK/crash"
+	# An empty FILE, and op text not named *.txt (decoded as bytes), are said on stderr; a seed is not.
+	: >"$WORK/empty"
+	expect 0 'warning: .*/empty is empty: it runs the setup defaults and no op' "$WORK/empty"
+	expect 0 'warning: .*/empty is empty' "$WORK/empty" --run
+	cp "$WORK/p.txt" "$WORK/basic.ops"
+	expect 0 'warning: .*/basic.ops looks like op text but is not named \*\.txt: it is replayed as input bytes' "$WORK/basic.ops"
+	printf '\n# x\nalloc order=1\n' >"$WORK/ops-only"
+	expect 0 'ops-only looks like op text' "$WORK/ops-only" --run
+	out=$("$MMFUZZ" a "$WORK/crash" 2>&1)
+	grep -q warning <<<"$out" && fail "trace of a seed's bytes warned:"$'\n'"$out"
 	expect 2 'fuzz_a exited with status 2, not a violation .*: no verdict on .*/crash' "$WORK/crash" --c "$WORK/x.c"
 	STUB_ABORT=1 expect 1 'died of signal 6' "$WORK/crash" --c "$WORK/x.c"
 	expect 0 '^\[0\] ran$' "$WORK/crash" --run

@@ -69,6 +69,7 @@ usage)
 [[ $1 == --dict ]] && { echo 'op_alloc="\x5c\x00"'; exit 0; }
 [[ $1 == --encode ]] && { if [[ ${3:-} == -o ]]; then printf BYTES >"$4"; else printf BYTES; fi; exit 0; }
 [[ ${STUB_ABORT:-} ]] && kill -ABRT $$
+[[ $1 == --c && ${STUB_C_SLOW:-} ]] && { echo "$2" >"$STUB_C_SLOW"; echo "/* partial */" >"$2"; sleep 30; exit 0; }
 [[ $1 == --c && ${STUB_C_WRITE:-} ]] && { echo "/* c */" >"$2"; echo "mmfuzz: wrote $2" >&2; exit 0; }
 [[ $1 == --c ]] && { echo "$2: No such file or directory" >&2; exit 2; }
 [[ $1 == --trace ]] && echo "[0] ran" >&2
@@ -95,6 +96,23 @@ STUB
 	grep -q -- "--build $T/build/optext --target fuzz_a" "$CMAKE_LOG" ||
 		fail "trace did not run cmake --build ... --target fuzz_a (log: $(cat "$CMAKE_LOG"))"
 	STUB_CMAKE_FAIL=1 expect 2 'stub-cmake: error in allocator/page/buddy.c' "$WORK/crash"
+	# An existing OUT is replaced, and said so (it was silent); the binary writes a temporary file beside
+	# it, renamed over OUT when the run has ended: a refused run leaves OUT as it was, one cut short at
+	# the bound leaves its C file cut short (as before) but never wrote OUT itself while it ran.
+	echo precious >"$WORK/mine.bin" && echo precious >"$WORK/mine.c"
+	expect 0 "--encode: replacing existing $WORK/mine.bin" "$WORK/p.txt" --encode "$WORK/mine.bin"
+	[[ $(cat "$WORK/mine.bin") == BYTES ]] || fail "trace --encode did not replace mine.bin"
+	expect 2 "no verdict on .*/crash; $WORK/mine.c is left as it was" "$WORK/crash" --c "$WORK/mine.c"
+	[[ $(cat "$WORK/mine.c") == precious ]] || fail "a refused trace --c changed mine.c: $(cat "$WORK/mine.c")"
+	STUB_C_SLOW=$WORK/c-path expect 1 'the C file is cut short' "$WORK/crash" --c "$WORK/mine.c" --timeout 1
+	[[ $(cat "$WORK/c-path") != "$WORK/mine.c" && $(cat "$WORK/mine.c") == "/* partial */" ]] ||
+		fail "trace --c wrote mine.c itself while it ran ($(cat "$WORK/c-path")), or did not rename: $(cat "$WORK/mine.c")"
+	# The build command names the library of the build that ran (it was build/<dir>/...).
+	STUB_C_WRITE=1 expect 0 "replacing existing $WORK/mine.c" "$WORK/crash" --c "$WORK/mine.c"
+	STUB_C_WRITE=1 expect 0 "wrote $WORK/mine.c; build it with" "$WORK/crash" --c "$WORK/mine.c"
+	STUB_C_WRITE=1 expect 0 "^  cc -std=gnu11 -I$T/allocator/include $WORK/mine.c $T/build/optext/allocator/libmmalloc.a " "$WORK/crash" --c "$WORK/mine.c"
+	[[ $(cat "$WORK/mine.c") == "/* c */" ]] || fail "trace --c did not replace mine.c"
+	[[ -z $(find "$WORK" -maxdepth 1 -name '.mine.*') ]] || fail "temporary files left: $(ls -A "$WORK")"
 	# An empty FILE, and op text not named *.txt (decoded as bytes), are said on stderr; a seed is not.
 	: >"$WORK/empty"
 	expect 0 'warning: .*/empty is empty: it runs the setup defaults and no op' "$WORK/empty"
@@ -122,7 +140,7 @@ STUB
 	expect 2 "-o: cannot write '$FIFO': it is a FIFO \(a named pipe\), not a regular file" encode a "$WORK/p.txt" -o "$FIFO"
 	[[ -p $FIFO ]] || fail "optext encode -o replaced the FIFO $FIFO"
 	echo old >"$WORK/target.bin"
-	expect 0 '' encode a "$WORK/p.txt" -o "$WORK/out-link"
+	expect 0 'optext: replacing existing .*/out-link' encode a "$WORK/p.txt" -o "$WORK/out-link"
 	[[ -L $WORK/out-link && $(cat "$WORK/target.bin") == BYTES ]] || fail "optext encode -o replaced the symlink instead of writing through it"
 	MMFUZZ=$ROOT/mmfuzz VERB=trace
 	if [[ $(id -u) != 0 ]]; then

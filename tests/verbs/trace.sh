@@ -65,6 +65,7 @@ usage)
 # --encode IN [-o OUT] writes the bytes BYTES; STUB_C_WRITE=1: --c OUT.c writes it (/* c */) and runs.
 # A FIFO as OUT would block the real binary's open() for ever: the stand-in says so and exits 3.
 [[ ( $1 == --encode && -p ${4:-} ) || ( $1 == --c && -p $2 ) ]] && { echo "fuzz_a: opening a FIFO: blocked" >&2; exit 3; }
+[[ $1 == --print && ${STUB_OPS:-} ]] && { printf 'setup config=micro\nalloc order=1\n'; exit 0; }
 [[ $1 == --print ]] && { echo "setup config=micro"; exit 0; }
 [[ $1 == --dict ]] && { echo 'op_alloc="\x5c\x00"'; exit 0; }
 [[ $1 == --encode ]] && { if [[ ${3:-} == -o ]]; then printf BYTES >"$4"; else printf BYTES; fi; exit 0; }
@@ -138,6 +139,15 @@ STUB
 	MMFUZZ=python3 VERB=$T/tools/optext
 	expect 0 '^setup config=micro$' decode fuzz_a "$WORK/crash"
 	expect 2 "-o: cannot write '$FIFO': it is a FIFO \(a named pipe\), not a regular file" encode a "$WORK/p.txt" -o "$FIFO"
+	# optext check: a seed or regression input without its op text fails (it was never looked at).
+	mkdir -p "$T/corpus/a/src" "$T/corpus/regressions/a/src"
+	cp "$WORK/p.txt" "$T/corpus/a/src/basic.txt" && printf BYTES >"$T/corpus/a/basic"
+	"$T/build/optext/targets/fuzz_a" --dict >"$T/corpus/a.dict" && : >"$T/corpus/a.options"
+	STUB_OPS=1 expect 0 'a: 1 seeds match their op text' check a --binary "$T/build/optext/targets/fuzz_a"
+	printf BYTES >"$T/corpus/a/orphan" && printf BYTES >"$T/corpus/regressions/a/2026-old"
+	STUB_OPS=1 expect 1 'corpus/a/orphan has no op text corpus/a/src/orphan.txt' check a --binary "$T/build/optext/targets/fuzz_a"
+	STUB_OPS=1 expect 1 'corpus/regressions/a/2026-old has no op text' check a --binary "$T/build/optext/targets/fuzz_a"
+	rm -r "$T/corpus/a" "$T/corpus/regressions"
 	[[ -p $FIFO ]] || fail "optext encode -o replaced the FIFO $FIFO"
 	echo old >"$WORK/target.bin"
 	expect 0 'optext: replacing existing .*/out-link' encode a "$WORK/p.txt" -o "$WORK/out-link"

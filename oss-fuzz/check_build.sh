@@ -6,8 +6,9 @@
 # a temporary $SRC laid out as oss-fuzz/Dockerfile lays it out in its build
 # context - .clusterfuzzlite/Dockerfile must give the same - $OUT and $WORK;
 # $CC compiles, $CXX links), then check every fuzzer, seed corpus
-# zip, dict and options file is there and each fuzzer runs its whole seed
-# corpus cleanly under the sanitizer options ClusterFuzz runs it with.
+# zip (exactly the files of corpus/T/, no src/), dict and options file is
+# there and each fuzzer runs its whole seed corpus cleanly under the
+# sanitizer options ClusterFuzz runs it with.
 #
 # usage: oss-fuzz/check_build.sh [--engine libfuzzer|afl] [--sanitizer address|undefined]
 #   (default: libfuzzer, address; OSS-Fuzz builds AFL++ with address only)
@@ -27,7 +28,7 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 
 engine=libfuzzer
 sanitizer=address
-usage() { sed -n '10,11s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '/^# usage:/,/^#$/{/^#$/d;s/^# \{0,1\}//p;}' "$0"; }   # the usage paragraph above
 while (($#)); do
 	case $1 in
 	--engine) (($# >= 2)) || { echo "check_build: --engine needs a value" >&2; usage >&2; exit 2; }; engine=$2; shift 2 ;;
@@ -259,6 +260,15 @@ for t in $(grep -v '^#' "$repo/targets/TARGETS" | sed '/^[[:space:]]*$/d'); do
 		echo "check_build: FAIL: $f has an empty seed corpus"
 		fail=1
 		continue
+	fi
+	# Exactly the seeds: the regular files directly in corpus/T/ (not src/'s op text, none left out).
+	want=$(find "$repo/corpus/$t" -maxdepth 1 -type f -printf '%f\n' | LC_ALL=C sort)
+	have=$(python3 -c 'import sys, zipfile; print("\n".join(sorted(zipfile.ZipFile(sys.argv[1]).namelist())))' \
+		"$OUT/${f}_seed_corpus.zip")
+	if [[ $have != "$want" ]]; then
+		echo "check_build: FAIL: ${f}_seed_corpus.zip does not hold exactly the files of corpus/$t/ (< missing, > extra):"
+		diff <(echo "$want") <(echo "$have") | grep '^[<>]' | head -20 || true
+		fail=1
 	fi
 	# libFuzzer and AFL++'s driver both run each file given on the command line once.
 	args=()

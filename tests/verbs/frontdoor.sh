@@ -30,6 +30,13 @@ usage)
 		fail "tools/deps.sh core afl: exit $rc, want 2 and the usage:"$'\n'"$out"
 	out=$(MMFUZZ_NO_INSTALL=1 bash "$ROOT/tools/deps.sh" bogus 2>&1)
 	[[ $? == 2 ]] || fail "tools/deps.sh bogus: not exit 2"
+	# oss-fuzz/check_build.sh --help printed two lines of its description, not its usage.
+	out=$(bash "$ROOT/oss-fuzz/check_build.sh" --help 2>&1)
+	[[ $? == 0 && $out == "usage: oss-fuzz/check_build.sh "* ]] ||
+		fail "oss-fuzz/check_build.sh --help: not its usage:"$'\n'"$out"
+	out=$(bash "$ROOT/oss-fuzz/check_build.sh" --bogus 2>&1)
+	[[ $? == 2 ]] && grep -q '^usage: oss-fuzz/check_build.sh ' <<<"$out" ||
+		fail "oss-fuzz/check_build.sh --bogus: not exit 2 with the usage:"$'\n'"$out"
 	;;
 *)
 	fail "unknown mode $mode"

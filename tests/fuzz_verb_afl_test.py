@@ -11,7 +11,11 @@ is tested is the verb: its live progress lines count up from the StatsD
 gauges before any file says anything (before 9004ee2 they showed the seeds'
 count until the end), coverage is edges_found over the map size, every
 instance (-M main, -S sec1) has its own port and the totals add both, and the
-final numbers and stability come from fuzzer_stats.  About 8 s, no build.
+final numbers and stability come from fuzzer_stats; the table's figures are
+what they say: exec_per_s = round(execs / seconds, 1), corpus the queue
+entries the instances found (not the seeds, not the inputs each imported
+from the other: they were counted once per instance), coverage the largest
+instance's bitmap_cvg.  About 8 s, no build.
 usage: python3 tests/fuzz_verb_afl_test.py [-v]
 """
 import contextlib
@@ -44,6 +48,12 @@ name = args[args.index("-M") + 1] if "-M" in args else args[args.index("-S") + 1
 seconds = float(args[args.index("-V") + 1])
 d = os.path.join(sync, name)
 os.makedirs(os.path.join(d, "queue"), exist_ok=True)
+ids = [0]
+def queue(what):
+    with open(os.path.join(d, "queue", "id:%06d,%s" % (ids[0], what)), "w") as f:
+        f.write(what)
+    ids[0] += 1
+queue("time:0,execs:0,orig:seed")
 with open(os.path.join(d, "plot_data"), "w") as f:
     f.write("# relative_time, cycles_done, cur_item, corpus_count, pending_total, pending_favs, map_size, "
             "saved_crashes, saved_hangs, max_depth, execs_per_sec, total_execs, edges_found\n")
@@ -56,6 +66,10 @@ rate = 1000 if name == "main" else 1
 while time.time() - t0 < seconds:
     time.sleep(0.25)
     tick += 1
+    # every tick one input found; sec1 also imports one of main's (",sync:main")
+    queue("src:000000,time:%d,execs:%d,op:havoc,rep:2,+cov" % (tick, rate * tick))
+    if name == "sec1":
+        queue("sync:main,src:%06d" % tick)
     if os.environ.get("AFL_STATSD") == "1" and port:
         msg = ("fuzzing.execs_done:%d|g\nfuzzing.corpus_count:%d|g\nfuzzing.saved_crashes:0|g\n"
                "fuzzing.edges_found:%d|g\nfuzzing.var_byte_count:0|g\n" % (rate * tick, 10 * tick, 100 + tick))
@@ -63,7 +77,7 @@ while time.time() - t0 < seconds:
 with open(os.path.join(d, "fuzzer_stats"), "w") as f:
     f.write("execs_done        : %d\ncorpus_count      : %d\nsaved_crashes     : 0\n"
             "bitmap_cvg        : %.2f%%\nstability         : %s\n"
-            % (rate * tick, 10 * tick, 100.0 * (100 + tick) / 1000, "100.00%" if name == "main" else "99.50%"))
+            % (rate * tick, ids[0], 100.0 * (100 + tick) / 1000, "100.00%" if name == "main" else "99.50%"))
 '''
 
 TARGET_STUB = r'''#!/bin/sh
@@ -131,6 +145,17 @@ class AflCampaign(unittest.TestCase):
         self.assertEqual(res["execs"], sum(finals))
         self.assertEqual(res["stability"], 99.5)
         self.assertEqual(res["crashes"], 0)
+        self.assertEqual(res["exec_per_s"], round(res["execs"] / res["seconds"], 1), res)
+        # corpus: what the instances found, once - not corpus_count's seeds and sec1's imports
+        found = sum(1 for name in ("main", "sec1") for f in os.listdir(os.path.join(self.out, "afl", name, "queue"))
+                    if "+cov" in f)
+        counts = sum(int(verb.afl_stats(os.path.join(self.out, "afl", name, "fuzzer_stats"))["corpus_count"])
+                     for name in ("main", "sec1"))
+        self.assertGreater(found, 0)
+        self.assertEqual(res["corpus"], found, (res, counts))
+        cvg = max(float(verb.afl_stats(os.path.join(self.out, "afl", name, "fuzzer_stats"))["bitmap_cvg"].rstrip("%"))
+                  for name in ("main", "sec1"))
+        self.assertEqual((res["coverage"], res["coverage_unit"]), (cvg, "map_pct"))
 
     def test_without_a_socket_the_files_still_count(self):
         class NoSocket(verb.AflStatsd):

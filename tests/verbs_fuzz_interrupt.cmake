@@ -16,8 +16,10 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
   # (also in fork mode), the replay's failures (a traceback); a --time 1 that ran nothing;
   # a Ctrl-C in the replay that went on and made a finding of the interrupt; fixed shares of
   # --time that every engine start-up overran.
+  # An input of the corpus that crashes (set aside, fuzzing goes on); the build's deps check and a
+  # failed configure's cache.
   foreach(m afl-hangs no-artifact fork-no-artifact time-one replay-fails replay-interrupt
-          afl-missing time-share)
+          afl-missing time-share seed-crash build)
     string(REPLACE "-" "_" _n ${m})
     add_test(NAME fuzz_findings_${_n}
              COMMAND ${MF_FI_BASH} ${PROJECT_SOURCE_DIR}/tests/verbs/fuzz_findings.sh ${m} ${PROJECT_SOURCE_DIR}

@@ -35,6 +35,20 @@
 #   afl-missing  (ctest fuzz_findings_afl_missing) --engine afl --no-build
 #                with no afl-fuzz on PATH: exit 2 and the package named, no
 #                output directory - it was a Python traceback, exit 1.
+#   seed-crash   (ctest fuzz_findings_seed_crash) a corpus input that crashes
+#                at load: libFuzzer's "Test unit written to" artifact is
+#                recognised, the input moved to corpus-crashing/ (kept) and
+#                the restart fuzzes on - it re-crashed on every restart, each
+#                called a stop "without writing a finding" (engine_stops).
+#   build        (ctest fuzz_findings_build) the build: tools/deps.sh core is
+#                run for libFuzzer too (clang missing: its message, exit 2 -
+#                it was cmake's error, or a traceback without cmake), and a
+#                build dir with a CMakeCache.txt but no build.ninja (a failed
+#                configure's) is configured again, build/fuzz and
+#                build/fuzz-replay - every later run failed in ninja.
+# The table's figures (time-one, seed-crash, afl-hangs): exec_per_s is
+# round(execs / seconds, 1), corpus the files the engine added, crashes the
+# crash files, coverage what the stand-in's -runs=0 pass reported.
 VERB=fuzz
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -60,11 +74,18 @@ while (($#)); do
 	shift
 done
 mkdir -p "$sync/$inst/hangs" "$sync/$inst/crashes" "$sync/$inst/queue"
+# the queue: the seed, 3 inputs this instance found, 2 imported from another
+for f in id:000000,time:0,execs:0,orig:seed id:000001,src:000000,op:havoc,+cov id:000002,src:000001,op:flip1,+cov \
+	id:000003,src:000000,op:havoc id:000004,sync:sec1,src:000007 id:000005,sync:sec1,src:000009; do
+	echo "$f" >"$sync/$inst/queue/$f"
+done
 echo x >"$sync/$inst/hangs/id:000000,src:000000,op:havoc"
 echo y >"$sync/$inst/hangs/id:000001,src:000000,op:havoc"
 cat >"$sync/$inst/fuzzer_stats" <<STATS
 execs_done        : 500
-corpus_count      : 1
+corpus_count      : 6
+corpus_found      : 3
+corpus_imported   : 2
 saved_crashes     : 0
 saved_hangs       : 2
 bitmap_cvg        : 1.00%
@@ -79,14 +100,28 @@ fuzzer_ok() {
 	mkdir -p "$T/build/fuzz/targets"
 	cat >"$T/build/fuzz/targets/fuzz_a" <<'STUB'
 #!/usr/bin/env bash
+# -runs=0 (the verb's coverage pass over the final corpus): libFuzzer's INITED line.
+[[ " $* " == *" -runs=0 "* ]] && { printf '#3\tINITED cov: 17 ft: 30 corp: 2/4b exec/s: 0 rss: 30Mb\n'; exit 0; }
 echo x >>"${STANDIN_STARTS:?}"
+echo new >"$1/new-input"          # $1: the corpus directory
 printf '#100\tNEW    cov: 10 ft: 20 corp: 2/4b lim: 4 exec/s: 1000 rss: 30Mb\n'
-echo new >"$1/new-input"
 sleep 0.3
 echo "stat::number_of_executed_units: 100"
 exit 0
 STUB
 	chmod +x "$T/build/fuzz/targets/fuzz_a"
+}
+
+# check_table JSON WANT...: the table's row for a, its figures by their definitions, and WANT (python).
+check_table() {
+	python3 - "$@" <<'PY' || fail "the JSON table's figures"
+import json, sys
+r = json.load(open(sys.argv[1]))["targets"][0]
+assert r["exec_per_s"] == round(r["execs"] / r["seconds"], 1), ("exec_per_s is not execs/seconds", r)
+for want in sys.argv[2:]:
+    assert eval(want), (want, r)
+print("ok: the JSON table:", r)
+PY
 }
 
 case $mode in
@@ -145,6 +180,9 @@ import json, sys
 r = json.load(open(sys.argv[1]))["targets"][0]
 assert r["crashes"] == 2 and r["hangs"] == 2, r
 PY
+	# crashes: the files in hangs/; corpus: the queue entries found (not the seed, not the imports)
+	check_table "$WORK/t.json" "r['crashes'] == $(ls "$WORK/o/a/afl/main/hangs" | wc -l)" "r['corpus'] == 3" \
+		"r['coverage'] == 1.0 and r['coverage_unit'] == 'map_pct'"
 	;;
 afl-missing)
 	mkdir -p "$WORK/pbin"
@@ -187,17 +225,74 @@ STUB
 time-one)
 	fuzzer_ok
 	export STANDIN_STARTS=$WORK/starts
-	MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --time 1 --no-build --no-replay-check \
+	# --no-build with build/fuzz-replay already built: its binaries as they are (they were built
+	# again: here, with no CMakeLists.txt, a failed configure, exit 2)
+	mkdir -p "$T/build/fuzz-replay/targets"
+	printf '#!/bin/sh\nexit 0\n' >"$T/build/fuzz-replay/targets/fuzz_a"
+	chmod +x "$T/build/fuzz-replay/targets/fuzz_a"
+	MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --time 1 --no-build \
 		--out "$WORK/o" --json "$WORK/t.json" >"$WORK/log" 2>&1
 	rc=$?
 	cat "$WORK/log"
 	[[ $rc == 0 ]] || fail "exit $rc, want 0"
 	[[ -s $WORK/starts ]] || fail "--time 1: the engine never started"
-	python3 - "$WORK/t.json" <<'PY' || fail "the JSON table"
-import json, sys
-r = json.load(open(sys.argv[1]))["targets"][0]
-assert r["execs"] > 0, r
-PY
+	grep -q 'building the replay' "$WORK/log" && fail "--no-build built the replay binaries"
+	# progress: corpus is the new entries (1), as in the table - it was the total (2, the seed too)
+	grep -Eq '^\[a\] .* corpus 1 +crashes 0$' "$WORK/log" || fail "the progress line's corpus is not the 1 new entry"
+	check_table "$WORK/t.json" "r['execs'] == 100" "r['corpus'] == 1 and r['crashes'] == 0" \
+		"r['coverage'] == 17 and r['coverage_unit'] == 'edges'" "r['replay_inputs'] == 2"
+	# the --no-build refusal when the replay binary is missing
+	rm "$T/build/fuzz-replay/targets/fuzz_a"
+	MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --time 1 --no-build --out "$WORK/o2" >"$WORK/log2" 2>&1
+	rc=$?
+	[[ $rc == 2 ]] && grep -q 'build/fuzz-replay/targets/fuzz_a is not built' "$WORK/log2" ||
+		fail "--no-build, no replay binary: exit $rc, want 2 and 'is not built':"$'\n'"$(cat "$WORK/log2")"
+	;;
+seed-crash)
+	mkdir -p "$T/build/fuzz/targets"
+	echo boom >"$T/corpus/a/boom"
+	cat >"$T/build/fuzz/targets/fuzz_a" <<'STUB'
+#!/usr/bin/env bash
+# libFuzzer's stand-in: it runs its corpus first, and an input "boom" crashes (exit 77): the artifact
+# crash-<sha1> and its "Test unit written to" line, as libFuzzer writes them; else it fuzzes and ends.
+[[ " $* " == *" -runs=0 "* ]] && { printf '#3\tINITED cov: 23 ft: 30 corp: 2/4b exec/s: 0 rss: 30Mb\n'; exit 0; }
+echo x >>"${STANDIN_STARTS:?}"
+for a; do
+	case $a in -artifact_prefix=*) prefix=${a#*=} ;; -*) ;; *) corpus=$a ;; esac
+done
+for f in "$corpus"/*; do
+	if [[ $(cat "$f") == boom ]]; then
+		art=${prefix}crash-$(sha1sum <"$f" | cut -c1-40)
+		cp "$f" "$art"
+		echo "==1== ERROR: libFuzzer: deadly signal"
+		echo "MS: 0 ; base unit: 0000000000000000000000000000000000000000"
+		echo "artifact_prefix='$prefix'; Test unit written to $art"
+		echo "stat::number_of_executed_units: 1"
+		exit 77
+	fi
+done
+echo new >"$corpus/new-input"
+printf '#200\tNEW    cov: 10 ft: 20 corp: 2/4b lim: 4 exec/s: 1000 rss: 30Mb\n'
+echo "stat::number_of_executed_units: 200"
+exit 0
+STUB
+	chmod +x "$T/build/fuzz/targets/fuzz_a"
+	export STANDIN_STARTS=$WORK/starts
+	MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --time 5 --no-build --no-replay-check \
+		--out "$WORK/o" --json "$WORK/t.json" >"$WORK/log" 2>&1
+	rc=$?
+	cat "$WORK/log"
+	[[ $rc == 1 ]] || fail "exit $rc, want 1 (a crash)"
+	grep -q 'without writing a finding' "$WORK/log" && fail "a re-crash on a saved input called a stop without a finding"
+	grep -q 'the corpus input boom that crashes moved to .*o/a/corpus-crashing' "$WORK/log" || fail "the move was not said"
+	[[ -e $WORK/o/a/corpus/boom ]] && fail "the crashing input is still in corpus/"
+	[[ $(cat "$WORK/o/a/corpus-crashing/boom" 2>/dev/null) == boom ]] || fail "the crashing input was not kept in corpus-crashing/"
+	n=$(wc -l <"$WORK/starts")
+	[[ $n == 2 ]] || fail "libFuzzer was started $n times, want 2 (the crash, then a run that fuzzes)"
+	ncrash=$(ls "$WORK/o/a/crashes" | grep -c '^crash-')
+	# corpus: new-input only (the seed set aside is no new entry); execs: 1 + 200
+	check_table "$WORK/t.json" "r['crashes'] == $ncrash == 1" "'engine_stops' not in r" "r['corpus'] == 1" \
+		"r['execs'] == 201" "r['coverage'] == 23"
 	;;
 replay-fails | replay-interrupt)
 	fuzzer_ok
@@ -243,6 +338,64 @@ for path in sys.argv[1:3]:
     r = t["targets"][0]
     assert eval(sys.argv[3]), (path, t)
 PY
+	;;
+build)
+	fuzzer_ok
+	export STANDIN_STARTS=$WORK/starts STANDIN_CMAKE=$WORK/cmake.log STANDIN_FUZZER=$WORK/fuzzer
+	mv "$T/build/fuzz/targets/fuzz_a" "$STANDIN_FUZZER"
+	# No clang (nor the rest of deps.sh core's tools) on PATH: deps.sh's message, exit 2.
+	mkdir -p "$WORK/pbin"
+	for t in bash sort tr id; do ln -s "$(command -v $t)" "$WORK/pbin/$t"; done
+	ln -s "$(python3 -c 'import sys; print(sys.executable)')" "$WORK/pbin/python3"
+	PATH=$WORK/pbin MMFUZZ_NO_INSTALL=1 MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --time 1 --out "$WORK/o0" \
+		>"$WORK/log0" 2>&1
+	rc=$?
+	cat "$WORK/log0"
+	[[ $rc == 2 ]] || fail "no clang: exit $rc, want 2"
+	grep -q Traceback "$WORK/log0" && fail "no clang: a Python traceback"
+	grep -q 'mmfuzz deps: missing: clang' "$WORK/log0" || fail "no clang: deps.sh core was not run"
+	[[ -e $WORK/o0 ]] && fail "no clang: the output directory was made"
+	# What a failed configure leaves: CMakeCache.txt, no build.ninja.  A stand-in cmake (first on PATH)
+	# logs its arguments; its --build fails as ninja does without build.ninja.
+	if ! MMFUZZ_NO_INSTALL=1 bash "$ROOT/tools/deps.sh" core >/dev/null 2>&1; then
+		echo "skipped: the configure check (tools/deps.sh core fails on this machine)"
+		verdict
+		exit
+	fi
+	mkdir -p "$T/build/fuzz" "$T/build/fuzz-replay"
+	: >"$T/build/fuzz/CMakeCache.txt"
+	: >"$T/build/fuzz-replay/CMakeCache.txt"
+	cat >"$WORK/bin/cmake" <<'STUB'
+#!/usr/bin/env bash
+echo "$*" >>"${STANDIN_CMAKE:?}"
+case $1 in
+--version) echo "cmake version 3.25.1"; exit 0 ;;
+--build)
+	dir=$2
+	[[ -e $dir/build.ninja ]] || { echo "ninja: error: loading 'build.ninja': No such file or directory"; exit 1; }
+	shift 3
+	mkdir -p "$dir/targets"
+	for t; do
+		if [[ $dir == */fuzz-replay ]]; then printf '#!/bin/sh\nexit 0\n' >"$dir/targets/$t"; else cp "$STANDIN_FUZZER" "$dir/targets/$t"; fi
+		chmod +x "$dir/targets/$t"
+	done
+	exit 0 ;;
+esac
+while (($#)); do
+	case $1 in --preset) dir=build/$2; shift ;; -B) dir=$2; shift ;; esac
+	shift
+done
+: >"$dir/CMakeCache.txt"
+: >"$dir/build.ninja"
+STUB
+	chmod +x "$WORK/bin/cmake"
+	PATH=$WORK/bin:$PATH MMFUZZ_NO_INSTALL=1 MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --time 1 --out "$WORK/o" \
+		>"$WORK/log" 2>&1
+	rc=$?
+	cat "$WORK/log" "$STANDIN_CMAKE"
+	[[ $rc == 0 ]] || fail "exit $rc, want 0"
+	grep -q -- '--preset fuzz' "$STANDIN_CMAKE" || fail "build/fuzz (a cache, no build.ninja) was not configured"
+	grep -q -- "-B $T/build/fuzz-replay" "$STANDIN_CMAKE" || fail "build/fuzz-replay (a cache, no build.ninja) was not configured"
 	;;
 *)
 	fail "unknown mode $mode"

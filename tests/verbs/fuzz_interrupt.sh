@@ -11,7 +11,14 @@
 #           "libFuzzer" ignores SIGINT, as the real fork-mode parent does
 #           while it waits in system() for a worker, and stops on SIGTERM;
 #           its worker (a child) must not outlive it.  The verb used to send
-#           SIGINT to the parent alone and go on fuzzing.
+#           SIGINT to the parent alone and go on fuzzing.  Its final stats say
+#           stat::number_of_executed_units: 0, as the real fork parent's do (it
+#           runs no unit itself): the execs are its last "#N:" line's (they
+#           were reported 0), and its cov: is no edge count - the table's
+#           coverage is the -runs=0 pass's INITED cov: over the final corpus.
+# Every mode: exec_per_s is round(execs / seconds, 1), corpus the one file
+# the stand-in added, coverage the pass's, and the last message names the
+# run's directory.
 VERB=fuzz
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -26,14 +33,19 @@ for t in a b; do
 	cat >"$T/build/fuzz/targets/fuzz_$t" <<'STUB'
 #!/usr/bin/env bash
 # libFuzzer's stand-in: a status line every 0.1 s; SIGINT: final stats, exit 72.
-# With -fork=N: SIGINT ignored, SIGTERM does that, and a worker child runs.
+# With -fork=N: SIGINT ignored, SIGTERM does that, and a worker child runs; its
+# final stat counts no unit, as the fork parent's (which runs none itself).
+# -runs=0 (the verb's coverage pass over the final corpus): the INITED line.
+[[ " $* " == *" -runs=0 "* ]] && { printf '#2\tINITED cov: 42 ft: 99 corp: 2/4b exec/s: 0 rss: 30Mb\n'; exit 0; }
+echo new >"$1/new-1"
 stop='echo "==$$== libFuzzer: run interrupted; exiting"; echo "stat::number_of_executed_units: $n"; exit 72'
 if [[ " $* " == *" -fork="* ]]; then
 	trap '' INT
+	stop=${stop/\$n/0}
 	trap "$stop" TERM
 	sleep 600 &
 	echo $! >"${STANDIN_WORKER:?}"
-	status='#$n: cov: 10 ft: 20 corp: 2 exec/s: 1000 oom/timeout/crash: 0/0/0 time: 1s job: 1 dft_time: 0'
+	status='#$n: cov: 3000 ft: 3000 corp: 2 exec/s: 1000 oom/timeout/crash: 0/0/0 time: 1s job: 1 dft_time: 0'
 else
 	trap "$stop" INT
 	status='#$n	NEW    cov: 10 ft: 20 corp: 2/4b lim: 4 exec/s: 1000 rss: 30Mb'
@@ -94,4 +106,17 @@ for path in sys.argv[1:]:
     assert [r["name"] for r in t["targets"]] == ["a"], (path, t)
     assert t["targets"][0]["execs"] > 0 and t["targets"][0]["interrupted"] is True, (path, t)
 PY
+# The figures: execs the stand-in's last count ("#N" of its last status line), exec/s of them,
+# the one corpus file it added, the coverage pass's 42 (not fork mode's cov: 3000).
+last=$(grep -Eo '^#[0-9]+' "$WORK/o/a/log.txt" | tail -1)
+python3 - "$WORK/t.json" "${last#\#}" <<'PY' || fail "the table's figures"
+import json, sys
+r = json.load(open(sys.argv[1]))["targets"][0]
+assert r["execs"] == int(sys.argv[2]), ("execs, want the last #N", sys.argv[2], r)
+assert r["exec_per_s"] == round(r["execs"] / r["seconds"], 1), r
+assert r["corpus"] == 1 and r["crashes"] == 0, r
+assert r["coverage"] == 42 and r["coverage_unit"] == "edges", r
+PY
+grep -q "interrupted: the table covers what ran; its corpus, findings and summary.json are in .*/o\$" "$WORK/log" ||
+	fail "the last message does not say where the run's directory is"
 verdict

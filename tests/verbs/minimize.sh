@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # tests/verbs/minimize.sh - ctest for ./mmfuzz minimize (tests/verbs_minimize_coverage.cmake).
 #
-#   minimize.sh usage ROOT WORK          bad arguments: exit 2 and a message naming what is wrong
+#   minimize.sh usage ROOT WORK          bad arguments: exit 2 and a message naming what is wrong;
+#                                        -o onto an existing file refused without --force (it was
+#                                        replaced silently), the default FILE.min replaced with a
+#                                        word; on a stand-in binary, SIGINT after one kept step:
+#                                        that verified input written to OUT, exit 130 (it was lost)
 #   minimize.sh injected ROOT WORK BUILD a crash of a bug-zoo variant shrinks and still fails the same way
 #
 # The correct allocator has no crashing input (by design), so the crash comes
@@ -34,6 +38,14 @@ usage)
 	expect 2 "unknown injection 'no-such-bug'" buddy "$WORK/in" --inject no-such-bug
 	expect 2 'not a directory' buddy --corpus "$WORK/in"
 	expect 0 'usage: mmfuzz minimize' --help
+	expect 0 '-o OUT, --out OUT' --help
+	# the short usage's corpus form: --build-dir and --no-build work with --corpus
+	expect 2 'minimize TARGET --corpus DIR \[-o OUTDIR\] \[--build-dir DIR\] \[--no-build\]' buddy
+	# -o onto an existing file (another crash, say): refused before the build, the file kept
+	echo precious >"$WORK/other"
+	expect 2 "-o $WORK/other exists \(9 bytes\): --force replaces it" buddy "$WORK/in" -o "$WORK/other"
+	[[ $(cat "$WORK/other") == precious ]] || fail "-o without --force changed $WORK/other"
+	expect 2 '--force is for -o OUT of one FILE' buddy --corpus "$WORK" --force
 	# A binary that fails before it runs any input (a stand-in for a variant
 	# that crashes in LLVMFuzzerInitialize): refused, not "minimized" to
 	# the same size and called verified.
@@ -44,6 +56,44 @@ usage)
 	expect 1 'fails before it runs any input - in its start-up, with asan:use-after-poison' \
 		buddy "$WORK/in" --build-dir "$WORK/stub" --no-build
 	[[ ! -e $WORK/in.min ]] || fail "minimize wrote $WORK/in.min for a start-up failure"
+	# --force: past the check (to the stand-in's start-up failure)
+	expect 1 'fails before it runs any input' buddy "$WORK/in" -o "$WORK/other" --force --build-dir "$WORK/stub" --no-build
+	# Interrupted: a stand-in whose first minimizer step drops a byte (the replay still fails C1)
+	# and whose second step hangs; SIGINT to the verb there.
+	mkdir -p "$WORK/stub2/targets"
+	cat >"$WORK/stub2/targets/fuzz_buddy" <<'STUB'
+#!/usr/bin/env bash
+for a; do last=$a; done
+if [[ " $* " == *" -minimize_crash_internal_step=1 "* ]]; then
+	for a; do [[ $a == -exact_artifact_path=* ]] && art=${a#*=}; done
+	if [[ -e $STANDIN_STEP ]]; then echo $$ >"$STANDIN_PID"; exec sleep 600; fi
+	: >"$STANDIN_STEP"
+	head -c $(($(stat -c %s "$last") - 1)) "$last" >"$art"
+	exit 0
+fi
+echo "Running: $last"
+echo "==mmfuzz== VIOLATION C1 in target buddy"
+exit 1
+STUB
+	chmod +x "$WORK/stub2/targets/fuzz_buddy"
+	printf abcdefgh >"$WORK/crash"
+	echo old >"$WORK/crash.min"
+	export STANDIN_STEP=$WORK/step STANDIN_PID=$WORK/step.pid
+	"$MMFUZZ" minimize buddy "$WORK/crash" --build-dir "$WORK/stub2" --no-build --time 100 >"$WORK/ilog" 2>&1 &
+	verb=$!
+	wait_started "the minimizer's second step" "$STANDIN_PID"
+	kill -INT "$verb"
+	stopped_within_20s "$verb" "minimize still runs 20 s after SIGINT"
+	wait "$verb"
+	rc=$?
+	cat "$WORK/ilog"
+	[[ $rc == 130 ]] || fail "interrupted minimize: exit $rc, want 130"
+	grep -q Traceback "$WORK/ilog" && fail "interrupted minimize: a traceback"
+	grep -q "replacing $WORK/crash.min (4 bytes)" "$WORK/ilog" || fail "the default OUT was replaced without a word"
+	grep -q "interrupted at 7 bytes (from 8): the smallest input verified so far, failing with C1, written to $WORK/crash.min" \
+		"$WORK/ilog" || fail "the interrupt's result was not said"
+	[[ $(cat "$WORK/crash.min") == abcdefg ]] || fail "OUT is not the 7-byte input verified before the interrupt"
+	expect_gone "the minimizer step" "$STANDIN_PID"
 	mkdir -p "$WORK/c" "$WORK/c.min" && echo a >"$WORK/c/x" && echo b >"$WORK/c.min/y"
 	expect 2 'the output directory .*/c.min \(the default; -o DIR names another\) is not empty' \
 		buddy --corpus "$WORK/c" --build-dir "$WORK/stub" --no-build

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # tests/verbs/coverage.sh - ctest for ./mmfuzz coverage (tests/verbs_minimize_coverage.cmake).
 #
-#   coverage.sh usage ROOT WORK          bad arguments and a missing llvm-cov: exit 2 and a message
+#   coverage.sh usage ROOT WORK          bad arguments and a missing llvm-cov: exit 2 and a message;
+#                                        --corpus fuzz_T=DIR taken (it was "not a directory"); a build
+#                                        dir with a cache and no build.ninja configured again; SIGINT
+#                                        during the replay (stand-in binary): message, exit 130, the
+#                                        replay stopped (it was a traceback)
 #   coverage.sh buddy ROOT WORK BUILD    the buddy target's corpora replayed under coverage (build
 #                                        in BUILD): a report line for allocator/page/buddy.c with
 #                                        a non-zero percentage, JSON that adds up, an HTML report
@@ -41,6 +45,46 @@ usage)
 	MMFUZZ_LLVM_COV=$WORK/no-llvm-cov expect 2 "MMFUZZ_LLVM_COV=.*no-llvm-cov: no such program" --targets buddy
 	MMFUZZ_LLVM_PROFDATA=$WORK/no-profdata expect 2 "no such program" --targets buddy
 	expect 0 'usage: mmfuzz coverage' --help
+	# fuzz_T=DIR as --targets fuzz_T: taken, on to the build (none here: "not built")
+	mkdir -p "$WORK/nobuild"
+	expect 2 'targets/fuzz_buddy is not built' --targets fuzz_buddy --corpus "fuzz_buddy=$WORK/anon" \
+		--build-dir "$WORK/nobuild" --no-build --out "$WORK/o15" --no-html
+	# a failed configure's cache without build.ninja: configured again (a stand-in cmake fails it)
+	mkdir -p "$WORK/half" "$WORK/bin"
+	: >"$WORK/half/CMakeCache.txt"
+	cat >"$WORK/bin/cmake" <<'STUB'
+#!/bin/sh
+case $1 in
+--version) echo "cmake version 3.25.1"; exit 0 ;;
+--build) echo "ninja: error: loading 'build.ninja': No such file or directory" ;;
+*) echo "stand-in configure: $*" ;;
+esac
+exit 1
+STUB
+	chmod +x "$WORK/bin/cmake"
+	if MMFUZZ_NO_INSTALL=1 PATH=$WORK/bin:$PATH bash "$ROOT/tools/deps.sh" core >/dev/null 2>&1; then
+		PATH=$WORK/bin:$PATH MMFUZZ_NO_INSTALL=1 expect 2 'configuring preset coverage in .*/half' \
+			--targets buddy --build-dir "$WORK/half" --out "$WORK/o5" --no-html
+	fi
+	# SIGINT during the replay: a stand-in coverage build whose binary hangs
+	mkdir -p "$WORK/cstub/targets"
+	echo 'MM_COVERAGE:BOOL=ON' >"$WORK/cstub/CMakeCache.txt"
+	printf '#!/bin/sh\necho $$ >"$STANDIN_PID"\nexec sleep 600\n' >"$WORK/cstub/targets/fuzz_buddy"
+	chmod +x "$WORK/cstub/targets/fuzz_buddy"
+	export STANDIN_PID=$WORK/replay.pid
+	"$MMFUZZ" coverage --targets buddy --build-dir "$WORK/cstub" --no-build --out "$WORK/ci" --no-html \
+		>"$WORK/ilog" 2>&1 &
+	verb=$!
+	wait_started "the stand-in replay" "$STANDIN_PID"
+	kill -INT "$verb"
+	stopped_within_20s "$verb" "coverage still runs 20 s after SIGINT"
+	wait "$verb"
+	rc=$?
+	cat "$WORK/ilog"
+	[[ $rc == 130 ]] || fail "interrupted coverage: exit $rc, want 130"
+	grep -q Traceback "$WORK/ilog" && fail "interrupted coverage: a traceback"
+	grep -q 'mmfuzz coverage: interrupted: no report' "$WORK/ilog" || fail "the interrupt was not said"
+	expect_gone "the stand-in replay" "$STANDIN_PID"
 	;;
 buddy)
 	BUILD=$4
@@ -64,7 +108,7 @@ buddy)
 	grep -q 'extra' <<<"$out" || fail "the extra corpus is not named among the replayed directories"
 	[[ -s $WORK/out/html/index.html ]] || fail "no HTML report in $WORK/out/html/"
 	[[ -s $WORK/out/report.txt && -s $WORK/out/merged.profdata ]] || fail "no report.txt / merged.profdata in $WORK/out"
-	python3 - "$WORK/cov.json" <<'PY' || fail "coverage.json is inconsistent"
+	python3 - "$WORK/cov.json" "$ROOT" <<'PY' || fail "coverage.json is inconsistent"
 import json, sys
 d = json.load(open(sys.argv[1]))
 files = {f["file"]: f for f in d["files"]}
@@ -76,7 +120,16 @@ assert t["lines"] == sum(f["lines"] for f in d["files"]), t
 assert t["lines_covered"] == sum(f["lines_covered"] for f in d["files"]), t
 assert t["branches_covered"] == sum(f["branches_covered"] for f in d["files"]), t
 assert all(f["file"].startswith("allocator/") for f in d["files"])
-assert d["inputs"]["buddy"]["inputs"] >= 2 and not d["failed"], d["inputs"]
+assert not d["failed"], d["failed"]
+# the extra corpus replayed: among the directories, and its one input counted
+import os
+i = d["inputs"]["buddy"]
+assert any(x.endswith("/extra") for x in i["dirs"]), ("the extra corpus is not among the replayed dirs", i)
+root = sys.argv[2]
+n = sum(len([f for f in os.listdir(x) if not f.startswith(".") and os.path.isfile(os.path.join(x, f))])
+        for x in (os.path.join(root, "corpus", "buddy"), os.path.join(root, "corpus", "regressions", "buddy"))
+        if os.path.isdir(x))
+assert i["inputs"] == n + 1, ("inputs, want the seeds and regression inputs and the extra one", n + 1, i)
 print("coverage.json: buddy.c %.2f%% lines, total %.2f%% of %d lines" % (b["line_pct"], t["line_pct"], t["lines"]))
 PY
 	# The HTML report failing at the end (an llvm-cov whose "show" fails): exit 2, said, the text

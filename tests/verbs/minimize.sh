@@ -89,8 +89,8 @@ STUB
 	cat "$WORK/ilog"
 	[[ $rc == 130 ]] || fail "interrupted minimize: exit $rc, want 130"
 	grep -q Traceback "$WORK/ilog" && fail "interrupted minimize: a traceback"
-	grep -q "replacing $WORK/crash.min (4 bytes)" "$WORK/ilog" || fail "the default OUT was replaced without a word"
-	grep -q "interrupted at 7 bytes (from 8): the smallest input verified so far, failing with C1, written to $WORK/crash.min" \
+	grep -q "replacing .*/crash.min (4 bytes)" "$WORK/ilog" || fail "the default OUT was replaced without a word"
+	grep -q "interrupted at 7 bytes (from 8): the smallest input verified so far, failing with C1, written to .*/crash.min$" \
 		"$WORK/ilog" || fail "the interrupt's result was not said"
 	[[ $(cat "$WORK/crash.min") == abcdefg ]] || fail "OUT is not the 7-byte input verified before the interrupt"
 	expect_gone "the minimizer step" "$STANDIN_PID"

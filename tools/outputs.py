@@ -111,10 +111,7 @@ def replace_with(tmp, path):
         os.chmod(tmp, mode)
         os.replace(tmp, real)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _remove_quietly(tmp)
         raise
 
 
@@ -135,12 +132,17 @@ def write_whole(path, src=None, data=None):
                 with open(src, "rb") as s:
                     shutil.copyfileobj(s, f)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _remove_quietly(tmp)
         raise
     replace_with(tmp, path)
+
+
+def _remove_quietly(tmp):
+    """A temporary file of ours, gone (on the failure path: its own error is not the one to report)."""
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
 
 
 def _umask():

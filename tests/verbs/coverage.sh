@@ -74,15 +74,7 @@ STUB
 	export STANDIN_PID=$WORK/replay.pid
 	"$MMFUZZ" coverage --targets buddy --build-dir "$WORK/cstub" --no-build --out "$WORK/ci" --no-html \
 		>"$WORK/ilog" 2>&1 &
-	verb=$!
-	wait_started "the stand-in replay" "$STANDIN_PID"
-	kill -INT "$verb"
-	stopped_within_20s "$verb" "coverage still runs 20 s after SIGINT"
-	wait "$verb"
-	rc=$?
-	cat "$WORK/ilog"
-	[[ $rc == 130 ]] || fail "interrupted coverage: exit $rc, want 130"
-	grep -q Traceback "$WORK/ilog" && fail "interrupted coverage: a traceback"
+	interrupted_130 $! "the stand-in replay" "$STANDIN_PID" "$WORK/ilog"
 	grep -q 'mmfuzz coverage: interrupted: no report' "$WORK/ilog" || fail "the interrupt was not said"
 	expect_gone "the stand-in replay" "$STANDIN_PID"
 	;;

@@ -84,6 +84,21 @@ stopped_within_20s() {
 	kill -KILL "$1"
 }
 
+# interrupted_130 VERB_PID WHAT PIDFILE LOG: once the stand-in has written
+# PIDFILE, SIGINT to VERB_PID; it must end within 20 s with exit 130 and
+# no Python traceback in LOG (its output, printed here).
+interrupted_130() {
+	local verb=$1 what=$2 pidfile=$3 log=$4 rc
+	wait_started "$what" "$pidfile"
+	kill -INT "$verb"
+	stopped_within_20s "$verb" "$VERB still runs 20 s after SIGINT"
+	wait "$verb"
+	rc=$?
+	cat "$log"
+	[[ $rc == 130 ]] || fail "interrupted $VERB: exit $rc, want 130"
+	! grep -q Traceback "$log" || fail "interrupted $VERB: a traceback"
+}
+
 # expect_gone WHAT PIDFILE: the process in PIDFILE (a stand-in's child) is gone
 # within 5 s - killed, it may stay a zombie a moment until init reaps it,
 # so a zombie counts as gone; one still alive fails and is killed.

@@ -80,15 +80,7 @@ STUB
 	echo old >"$WORK/crash.min"
 	export STANDIN_STEP=$WORK/step STANDIN_PID=$WORK/step.pid
 	"$MMFUZZ" minimize buddy "$WORK/crash" --build-dir "$WORK/stub2" --no-build --time 100 >"$WORK/ilog" 2>&1 &
-	verb=$!
-	wait_started "the minimizer's second step" "$STANDIN_PID"
-	kill -INT "$verb"
-	stopped_within_20s "$verb" "minimize still runs 20 s after SIGINT"
-	wait "$verb"
-	rc=$?
-	cat "$WORK/ilog"
-	[[ $rc == 130 ]] || fail "interrupted minimize: exit $rc, want 130"
-	grep -q Traceback "$WORK/ilog" && fail "interrupted minimize: a traceback"
+	interrupted_130 $! "the minimizer's second step" "$STANDIN_PID" "$WORK/ilog"
 	grep -q "replacing .*/crash.min (4 bytes)" "$WORK/ilog" || fail "the default OUT was replaced without a word"
 	grep -q "interrupted at 7 bytes (from 8): the smallest input verified so far, failing with C1, written to .*/crash.min$" \
 		"$WORK/ilog" || fail "the interrupt's result was not said"

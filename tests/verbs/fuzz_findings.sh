@@ -95,6 +95,18 @@ sleep 1
 STUB
 chmod +x "$WORK/bin/afl-fuzz"
 
+# refused RC LOG OUT RE WHAT: the verb, run with a tool missing, exited RC
+# with its output in LOG: it must be 2, with RE said, no Python traceback,
+# and no output directory OUT made.
+refused() {
+	local rc=$1 log=$2 out=$3 re=$4 what=$5
+	cat "$log"
+	[[ $rc == 2 ]] || fail "$what: exit $rc, want 2"
+	! grep -q Traceback "$log" || fail "$what: a Python traceback"
+	grep -qF -- "$re" "$log" || fail "$what: '$re' was not said"
+	[[ ! -e $out ]] || fail "$what: the output directory was made"
+}
+
 # A libFuzzer stand-in that runs: a status line, a new corpus input, exit 0.
 fuzzer_ok() {
 	mkdir -p "$T/build/fuzz/targets"
@@ -189,12 +201,7 @@ afl-missing)
 	ln -s "$(python3 -c 'import sys; print(sys.executable)')" "$WORK/pbin/python3"
 	PATH=$WORK/pbin MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --engine afl --time 1 --no-build \
 		--out "$WORK/o" >"$WORK/log" 2>&1
-	rc=$?
-	cat "$WORK/log"
-	[[ $rc == 2 ]] || fail "exit $rc, want 2 (an engine that cannot run)"
-	grep -q Traceback "$WORK/log" && fail "a Python traceback"
-	grep -q 'afl-fuzz is not on PATH (Debian package afl++' "$WORK/log" || fail "the missing afl-fuzz was not said"
-	[[ -e $WORK/o ]] && fail "the output directory was made"
+	refused $? "$WORK/log" "$WORK/o" 'afl-fuzz is not on PATH (Debian package afl++' "no afl-fuzz (an engine that cannot run)"
 	;;
 time-share)
 	echo b >>"$T/targets/TARGETS"
@@ -349,12 +356,7 @@ build)
 	ln -s "$(python3 -c 'import sys; print(sys.executable)')" "$WORK/pbin/python3"
 	PATH=$WORK/pbin MMFUZZ_NO_INSTALL=1 MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --time 1 --out "$WORK/o0" \
 		>"$WORK/log0" 2>&1
-	rc=$?
-	cat "$WORK/log0"
-	[[ $rc == 2 ]] || fail "no clang: exit $rc, want 2"
-	grep -q Traceback "$WORK/log0" && fail "no clang: a Python traceback"
-	grep -q 'mmfuzz deps: missing: clang' "$WORK/log0" || fail "no clang: deps.sh core was not run"
-	[[ -e $WORK/o0 ]] && fail "no clang: the output directory was made"
+	refused $? "$WORK/log0" "$WORK/o0" 'mmfuzz deps: missing: clang' "no clang (deps.sh core run first)"
 	# What a failed configure leaves: CMakeCache.txt, no build.ninja.  A stand-in cmake (first on PATH)
 	# logs its arguments; its --build fails as ninja does without build.ninja.
 	if ! MMFUZZ_NO_INSTALL=1 bash "$ROOT/tools/deps.sh" core >/dev/null 2>&1; then

@@ -5,6 +5,13 @@ a crash report).  Standard library only."""
 import os
 
 
+def configured(bdir):
+    """A build directory cmake finished configuring: its cache and its build file.  A failed
+    configure leaves the cache without build.ninja, and every later build then failed in ninja."""
+    return (os.path.exists(os.path.join(bdir, "CMakeCache.txt")) and
+            any(os.path.exists(os.path.join(bdir, f)) for f in ("build.ninja", "Makefile")))
+
+
 def names(root):
     """The targets of ROOT/targets/TARGETS, in its order ('#' starts a comment)."""
     with open(os.path.join(root, "targets", "TARGETS")) as f:

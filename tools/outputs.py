@@ -111,7 +111,7 @@ def replace_with(tmp, path):
         os.chmod(tmp, mode)
         os.replace(tmp, real)
     except BaseException:
-        _remove_quietly(tmp)
+        remove_quietly(tmp)
         raise
 
 
@@ -132,12 +132,12 @@ def write_whole(path, src=None, data=None):
                 with open(src, "rb") as s:
                     shutil.copyfileobj(s, f)
     except BaseException:
-        _remove_quietly(tmp)
+        remove_quietly(tmp)
         raise
     replace_with(tmp, path)
 
 
-def _remove_quietly(tmp):
+def remove_quietly(tmp):
     """A temporary file of ours, gone (on the failure path: its own error is not the one to report)."""
     try:
         os.unlink(tmp)

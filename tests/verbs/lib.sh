@@ -121,3 +121,20 @@ expect_gone() {
 		echo "ok: $what is gone"
 	fi
 }
+
+# rate_ok JSON: every row of fuzz's JSON table has exec_per_s = execs / the
+# run's time, which "seconds" gives rounded to 0.01 s (so the time lies within
+# seconds +- 0.005; a run under 0.005 s says 0.0). The rate came from seconds
+# rounded to 0.1 s: a run under 0.05 s said 0.0 exec/s.
+rate_ok() {
+	python3 - "$1" <<'PY' || fail "exec_per_s is not execs per second of the run"
+import json, sys
+for r in json.load(open(sys.argv[1]))["targets"]:
+    s, n, rate = r["seconds"], r["execs"], r["exec_per_s"]
+    lo = n / (s + 0.005) - 0.05
+    hi = n / (s - 0.005) + 0.05 if s > 0.005 else float("inf")
+    assert lo <= rate <= hi, ("exec_per_s outside execs / [seconds -+ 0.005]", lo, hi, r)
+    assert n == 0 or rate > 0, ("execs but no rate", r)
+print("ok: exec_per_s is execs / seconds:", [(r["name"], r["exec_per_s"]) for r in json.load(open(sys.argv[1]))["targets"]])
+PY
+}

@@ -80,8 +80,9 @@ STUB
 	printf '#!/usr/bin/env bash\nMMFUZZ_ROOT=%q exec %q "$@"\n' "$T" "$ROOT/tools/verbs/trace" >"$WORK/trace-standin"
 	chmod +x "$WORK/trace-standin"
 	MMFUZZ=$WORK/trace-standin VERB=a
-	# cmake's stand-in records its calls (and fails on STUB_CMAKE_FAIL=1); the tree counts as configured.
-	mkdir -p "$WORK/bin" && : >"$T/build/optext/CMakeCache.txt"
+	# cmake's stand-in records its calls (and fails on STUB_CMAKE_FAIL=1); the tree counts as configured
+	# (a cache and a build file).
+	mkdir -p "$WORK/bin" && : >"$T/build/optext/CMakeCache.txt" && : >"$T/build/optext/build.ninja"
 	export CMAKE_LOG=$WORK/cmake.log PATH=$WORK/bin:$PATH
 	cat >"$WORK/bin/cmake" <<'STUB'
 #!/usr/bin/env bash
@@ -97,6 +98,14 @@ STUB
 	grep -q -- "--build $T/build/optext --target fuzz_a" "$CMAKE_LOG" ||
 		fail "trace did not run cmake --build ... --target fuzz_a (log: $(cat "$CMAKE_LOG"))"
 	STUB_CMAKE_FAIL=1 expect 2 'stub-cmake: error in allocator/page/buddy.c' "$WORK/crash"
+	grep -q -- "-S $T -B $T/build/optext" "$CMAKE_LOG" && fail "a configured build dir was configured again"
+	# A failed configure's leftovers (a cache, no build file) are configured again: only a missing
+	# cache did that, and every later run failed in the build.
+	rm "$T/build/optext/build.ninja" && : >"$CMAKE_LOG"
+	expect 0 '^setup config=micro$' "$WORK/crash"
+	grep -q -- "-S $T -B $T/build/optext" "$CMAKE_LOG" ||
+		fail "a cache without build.ninja was not configured again (log: $(cat "$CMAKE_LOG"))"
+	: >"$T/build/optext/build.ninja"
 	# An existing OUT is replaced, and said so (it was silent); the binary writes a temporary file beside
 	# it, renamed over OUT when the run has ended: a refused run leaves OUT as it was, one cut short at
 	# the bound leaves its C file cut short (as before) but never wrote OUT itself while it ran.

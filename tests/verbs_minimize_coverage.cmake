@@ -87,6 +87,11 @@
 #                           the control run: the detector stopped, the table and
 #                           --json ("interrupted") written, exit 130 (was a
 #                           traceback, every result lost)
+#  verbs_bugzoo_configure   a build dir with a cache but no build.ninja (a failed
+#                           configure's) is configured again by the runner (a
+#                           stand-in cmake) and by tools/bugzoo/variant.cmake's
+#                           zoo_variant() (real cmake, a stand-in source tree) -
+#                           every later build failed
 #  verbs_coverage_buddy     the buddy target's corpora plus an extra TARGET=DIR
 #                           corpus under the coverage preset (built in this build
 #                           tree): a report line for allocator/page/buddy.c with a
@@ -142,7 +147,9 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
            COMMAND ${MF_VERBS_BASH} ${_v}/bugzoo.sh usage ${PROJECT_SOURCE_DIR} ${_w}/bugzoo-usage)
   add_test(NAME verbs_bugzoo_interrupt
            COMMAND ${MF_VERBS_BASH} ${_v}/bugzoo.sh interrupt ${PROJECT_SOURCE_DIR} ${_w}/bugzoo-interrupt)
-  set_tests_properties(verbs_bugzoo_interrupt PROPERTIES TIMEOUT 120)
+  add_test(NAME verbs_bugzoo_configure
+           COMMAND ${MF_VERBS_BASH} ${_v}/bugzoo.sh configure ${PROJECT_SOURCE_DIR} ${_w}/bugzoo-configure)
+  set_tests_properties(verbs_bugzoo_interrupt verbs_bugzoo_configure PROPERTIES TIMEOUT 120)
   set_tests_properties(verbs_bugzoo_usage verbs_fuzz_usage verbs_bench_scripts_usage verbs_repro_usage
                        PROPERTIES TIMEOUT 300)
   set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES TIMEOUT 600)

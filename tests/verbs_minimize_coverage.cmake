@@ -58,12 +58,18 @@
 #                           benchmarks write good, half, bad or no JSON, or
 #                           take no --json: the good figures kept, the others
 #                           named (exit 1), no file without figures, --json
-#                           with an option for its file refused
+#                           with an option for its file refused; a failed
+#                           configure's leftovers (a cache, no build.ninja) in
+#                           build/release (--no-build) and build/stress-rel
+#                           (bench_sched) are configured again
 #  verbs_stress_usage       ./mmfuzz stress's bad arguments (no MODE, an unknown
 #                           MODE, also with --deterministic, --build-dir without
 #                           a value, --json/--artifact into a missing directory
 #                           or onto one, --replay of a device or a directory):
-#                           exit 2 and the message, before any build
+#                           exit 2 and the message, before any build; a
+#                           --build-dir with a cache but no build.ninja (a
+#                           failed configure's) is configured again (a stand-in
+#                           cmake and stressor)
 #  verbs_bench_scripts_usage  the scripts bench/sched_grade.py, fuzz_exec.py and
 #                           stress_replay.py: bad arguments (counts < 1, a bad
 #                           seed, --json into a missing directory, unknown bug,
@@ -75,7 +81,9 @@
 #  verbs_repro_timeout      ./mmfuzz repro on a stand-in tree whose replay hangs
 #                           and ignores SIGTERM: stopped at the bound (10 x the
 #                           .options timeout, or --timeout S) with its children,
-#                           exit 1 - it used to wait for ever
+#                           exit 1 - it used to wait for ever; a build/asan
+#                           with a cache but no build.ninja (a failed
+#                           configure's) is configured again (a stand-in cmake)
 #  verbs_bugzoo_usage       ./mmfuzz bugzoo's bad arguments (unknown option, a
 #                           missing value, a budget that is no number, <= 0 or
 #                           nan, --seeds/--jobs 0, an unknown id, --json into a
@@ -87,6 +95,11 @@
 #                           the control run: the detector stopped, the table and
 #                           --json ("interrupted") written, exit 130 (was a
 #                           traceback, every result lost)
+#  verbs_bugzoo_configure   a build dir with a cache but no build.ninja (a failed
+#                           configure's) is configured again by the runner (a
+#                           stand-in cmake) and by tools/bugzoo/variant.cmake's
+#                           zoo_variant() (real cmake, a stand-in source tree) -
+#                           every later build failed
 #  verbs_coverage_buddy     the buddy target's corpora plus an extra TARGET=DIR
 #                           corpus under the coverage preset (built in this build
 #                           tree): a report line for allocator/page/buddy.c with a
@@ -142,7 +155,9 @@ if(MM_ENGINE STREQUAL "none" AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANIT
            COMMAND ${MF_VERBS_BASH} ${_v}/bugzoo.sh usage ${PROJECT_SOURCE_DIR} ${_w}/bugzoo-usage)
   add_test(NAME verbs_bugzoo_interrupt
            COMMAND ${MF_VERBS_BASH} ${_v}/bugzoo.sh interrupt ${PROJECT_SOURCE_DIR} ${_w}/bugzoo-interrupt)
-  set_tests_properties(verbs_bugzoo_interrupt PROPERTIES TIMEOUT 120)
+  add_test(NAME verbs_bugzoo_configure
+           COMMAND ${MF_VERBS_BASH} ${_v}/bugzoo.sh configure ${PROJECT_SOURCE_DIR} ${_w}/bugzoo-configure)
+  set_tests_properties(verbs_bugzoo_interrupt verbs_bugzoo_configure PROPERTIES TIMEOUT 120)
   set_tests_properties(verbs_bugzoo_usage verbs_fuzz_usage verbs_bench_scripts_usage verbs_repro_usage
                        PROPERTIES TIMEOUT 300)
   set_tests_properties(verbs_minimize_injected verbs_coverage_buddy PROPERTIES TIMEOUT 600)

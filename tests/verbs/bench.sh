@@ -29,7 +29,10 @@
 #             is refused for the others (it was dropped, and the script wrote
 #             its default file, bench/results/NAME.json); --no-build, which
 #             scripts ignored, is refused, and so is one --json FILE for
-#             several scripts (each wrote it over the last).
+#             several scripts (each wrote it over the last).  A failed
+#             configure's leftovers (a cache, no build.ninja) in build/release
+#             (--no-build) and build/stress-rel (bench_sched) are configured
+#             again - every later run failed in ninja.
 VERB=bench
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -139,7 +142,10 @@ standin)
 	{
 		echo 'cmake_minimum_required(VERSION 3.16)'
 		echo 'project(standin NONE)'
-		for n in "${standins[@]}"; do
+		echo 'if(DEFINED ENV{STANDIN_CONFIGURE_FAIL})'
+		echo '  message(FATAL_ERROR "stand-in configure failure")'
+		echo 'endif()'
+		for n in "${standins[@]}" sched; do
 			echo "add_custom_target(bench_$n)"
 			: >"$T/bench/bench_$n.c"
 		done
@@ -229,6 +235,29 @@ EOF
 	expect 2 "--json -: plain writes its JSON to a file only" plain --json -
 	expect 2 '--no-build is for the bench_\* executables' plain --no-build
 	expect 2 '--json FILE with several scripts' plain tostdout --json "$WORK/p.json"
+
+	# A failed configure's leftovers (a cache, no build.ninja) are configured again - only a missing
+	# cache was: build/release under --no-build (every later run found no benchmark), build/stress-rel
+	# for bench_sched (every later build failed in ninja).  Real cmake on the stand-in tree, whose
+	# configure fails under STANDIN_CONFIGURE_FAIL; bench runs tools/deps.sh core before it configures.
+	export MMFUZZ_NO_INSTALL=1
+	if ! bash "$ROOT/tools/deps.sh" core >/dev/null 2>&1; then
+		echo "skipped: the configure checks (tools/deps.sh core fails on this machine)"
+	else
+		rm "$T/build/release/build.ninja"
+		VERB=--no-build
+		expect 0 '^stand-in bench_ok ran$' ok
+		[[ -f $T/build/release/build.ninja ]] || fail "build/release (a cache, no build.ninja) was not configured again"
+		S=$T/build/stress-rel
+		STANDIN_CONFIGURE_FAIL=1 cmake -S "$T" -B "$S" -G Ninja >"$WORK/configure-fail.log" 2>&1 &&
+			fail "the stand-in configure did not fail"
+		[[ -f $S/CMakeCache.txt && ! -e $S/build.ninja ]] ||
+			fail "the failed configure did not leave a cache without build.ninja: $(ls -A "$S")"
+		mkdir -p "$S/bench" && cp "$T/build/release/bench/bench_ok" "$S/bench/bench_sched"
+		VERB=--quick
+		expect 0 '^stand-in bench_sched ran$' sched
+		[[ -f $S/build.ninja ]] || fail "build/stress-rel (a cache, no build.ninja) was not configured again"
+	fi
 	;;
 *)
 	fail "unknown mode $mode"

@@ -63,6 +63,34 @@ refused_before_build() {
 	fi
 }
 
+# standin_cmake DIR: DIR/cmake, a cmake stand-in to put first on PATH, for the
+# check that a failed configure's leftovers (a CMakeCache.txt, no build.ninja)
+# are configured again.  It logs each call's arguments to $STANDIN_CMAKE; a
+# configure (--preset P: build/P under the working directory, or -B DIR)
+# writes the cache and build.ninja (a copy of $STANDIN_NINJA when set, else
+# empty); --build DIR fails as ninja does without DIR/build.ninja, else does
+# nothing (the stand-in tree holds what the build would make).
+standin_cmake() {
+	mkdir -p "$1"
+	cat >"$1/cmake" <<'STUB'
+#!/usr/bin/env bash
+echo "$*" >>"${STANDIN_CMAKE:?}"
+case $1 in
+--version) echo "cmake version 3.25.1"; exit 0 ;;
+--build)
+	[[ -e $2/build.ninja ]] || { echo "ninja: error: loading 'build.ninja': No such file or directory"; exit 1; }
+	exit 0 ;;
+esac
+while (($#)); do
+	case $1 in --preset) dir=build/$2; shift ;; -B) dir=$2; shift ;; esac
+	shift
+done
+mkdir -p "${dir:?}" && : >"$dir/CMakeCache.txt"
+if [[ -n ${STANDIN_NINJA:-} ]]; then cp "$STANDIN_NINJA" "$dir/build.ninja"; else : >"$dir/build.ninja"; fi
+STUB
+	chmod +x "$1/cmake"
+}
+
 # wait_started WHAT FILE: FILE (a stand-in's pid file) is written within 10 s, else fail.
 wait_started() {
 	for _ in $(seq 100); do

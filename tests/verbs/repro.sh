@@ -10,7 +10,9 @@
 #            bound (ten times corpus/T.options' timeout, or --timeout S),
 #            with what it started, and counts as failing (exit 1); it used
 #            to wait for ever; a replay binary's own refusal (exit 2) is
-#            exit 2, no verdict, not "still fails"
+#            exit 2, no verdict, not "still fails"; a build/asan with a
+#            cache but no build.ninja (a failed configure's) is configured
+#            again (a stand-in cmake) - every later repro failed in ninja
 VERB=repro
 # shellcheck source=tests/verbs/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -102,6 +104,18 @@ STUB
 		out=$(STUB_PASS=1 "$MMFUZZ" a "$WORK/$f" --no-build 2>&1)
 		grep -q warning <<<"$out" && fail "repro $f: a warning it should not have:"$'\n'"$out"
 	done
+	# The build: a failed configure's leftovers (a cache, no build.ninja) are configured again - only
+	# a missing cache was, and every later repro failed in ninja; a configured build/asan is not.
+	standin_cmake "$WORK/bin"
+	export STANDIN_CMAKE=$WORK/cmake.log
+	: >"$T/build/asan/CMakeCache.txt"
+	PATH=$WORK/bin:$PATH STUB_PASS=1 expect 0 'PASS - ' "$WORK/input" --timeout 0
+	grep -qx -- '--preset asan' "$STANDIN_CMAKE" ||
+		fail "build/asan (a cache, no build.ninja) was not configured again (cmake calls: $(cat "$STANDIN_CMAKE"))"
+	: >"$STANDIN_CMAKE"
+	PATH=$WORK/bin:$PATH STUB_PASS=1 expect 0 'PASS - ' "$WORK/input" --timeout 0
+	grep -q -- '--preset' "$STANDIN_CMAKE" && fail "a configured build/asan was configured again"
+	grep -qx -- '--build .*/build/asan --target fuzz_a' "$STANDIN_CMAKE" || fail "fuzz_a was not built: $(cat "$STANDIN_CMAKE")"
 	;;
 *)
 	fail "unknown mode $mode"

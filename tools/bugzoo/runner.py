@@ -146,7 +146,9 @@ def configure(bug, kind):
         args += ["-DCMAKE_C_COMPILER_LAUNCHER=%s;%s" % (
             os.path.join(ROOT, "tools", "bugzoo", "cc-reuse"), bdir("none", kind))]
     cache = os.path.join(d, "CMakeCache.txt")
-    if os.path.exists(cache):
+    # configured, not just a cache: a failed configure leaves one (with these -D values) and no
+    # build.ninja, and every later build then failed in ninja
+    if fuzz_target_list.configured(d):
         with open(cache) as f:
             text = f.read()
         if ("MM_INJECT:STRING=%s\n" % inj) in text and "MM_WERROR:BOOL=OFF" in text and (not inj or "cc-reuse" in text):

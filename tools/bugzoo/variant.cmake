@@ -14,7 +14,9 @@ function(zoo_variant bug dir)
   if(NOT DEFINED WERROR)
     set(WERROR OFF)
   endif()
-  if(NOT EXISTS ${dir}/CMakeCache.txt)
+  # Configured is a cache and build.ninja: a failed configure leaves the cache alone, and every
+  # later build then failed.
+  if(NOT EXISTS ${dir}/CMakeCache.txt OR NOT EXISTS ${dir}/build.ninja)
     execute_process(COMMAND ${CMAKE_COMMAND} -S ${SRC} -B ${dir} -G Ninja -DCMAKE_C_COMPILER=${CC}
                             -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=${FLAGS}" -DMM_DEBUG=${DEBUG_LEVEL}
                             -DMM_TEST_HOOKS=ON -DMM_WERROR=${WERROR} -DMM_SANITIZE= -DMM_ENGINE=none -DMM_INJECT=${bug}

@@ -190,7 +190,9 @@ def build_all(run_dir, names):
 
     fuzz_log = os.path.join(bdir, "fuzz.log")
     fuzz_ok = True
-    if not os.path.exists(os.path.join(FUZZ_DIR, "CMakeCache.txt")):
+    # configured, not just a cache: a failed configure leaves CMakeCache.txt without build.ninja, and
+    # every later campaign then failed in the build
+    if not fuzz_targets.configured(FUZZ_DIR):
         fuzz_ok = step("configure the fuzz preset (build/fuzz)", ["cmake", "--preset", "fuzz"], fuzz_log)
     if fuzz_ok and not STOP["why"]:
         fuzz_ok = step("fuzz targets in build/fuzz",
@@ -211,11 +213,16 @@ def build_all(run_dir, names):
         log = os.path.join(bdir, "stress.log")
         if not step("mmfuzz-stress in build/stress-rel", [MMFUZZ, "stress", "pages", "--help-binary"], log):
             broken["stress"] = "mmfuzz-stress failed to build (log %s)" % rel(log)
-    if not STOP["why"] and os.path.exists(os.path.join(STRESS_DIR, "CMakeCache.txt")):
+    # The stress verb configured build/stress-rel, or its configure failed (its log says why): a cache
+    # without build.ninja is no build dir to build in (that build failed in ninja, its log said only so).
+    if not STOP["why"] and fuzz_targets.configured(STRESS_DIR):
         log = os.path.join(bdir, "sched.log")
         if not step("mmfuzz-sched-stress in build/stress-rel",
                     ["cmake", "--build", STRESS_DIR, "--target", "mmfuzz-sched-stress"], log):
             broken["det"] = "mmfuzz-sched-stress failed to build (log %s)" % rel(log)
+    elif not STOP["why"]:
+        broken["det"] = "mmfuzz-sched-stress not built: build/stress-rel is not configured (log %s)" % rel(
+            os.path.join(bdir, "stress.log"))
     return round(time.monotonic() - t0, 1), steps, broken
 
 

@@ -6,6 +6,10 @@
     check_run.py campaign --work DIR  a short campaign on the correct allocator,
                                       then a planted failure, then the default
                                       output directory's naming
+    check_run.py configure --work DIR the build on a stand-in tree: a failed
+                                      configure's leftovers (a cache, no
+                                      build.ninja) in build/fuzz are configured
+                                      again, none built in in build/stress-rel
 
 campaign:
  1. ./mmfuzz run --time 30 --out DIR/out/r (builds build/fuzz and
@@ -288,10 +292,77 @@ def test_interrupt_finding(out):
     check("or exactly" not in text, "a replay the stressor did not reproduce with is not called exact")
 
 
+STANDIN_CMAKE = r"""#!/usr/bin/env bash
+# cmake's stand-in: logs its arguments; a configure (--preset P, run in the tree) writes build/P's cache
+# and build.ninja; --build DIR fails as ninja does without DIR/build.ninja, else makes its targets.
+echo "$*" >>"${STANDIN_CMAKE_LOG:?}"
+if [[ $1 == --build ]]; then
+	[[ -e $2/build.ninja ]] || { echo "ninja: error: loading 'build.ninja': No such file or directory"; exit 1; }
+	dir=$2
+	shift 3
+	mkdir -p "$dir/targets"
+	for t; do printf '#!/bin/sh\nexit 0\n' >"$dir/targets/$t" && chmod +x "$dir/targets/$t"; done
+	exit 0
+fi
+[[ $1 == --preset ]] && : >"build/$2/CMakeCache.txt" && : >"build/$2/build.ninja"
+"""
+
+
+def test_configure(work):
+    """A failed configure's leftovers (CMakeCache.txt, no build.ninja) in build/fuzz and build/stress-rel,
+    on a stand-in tree (MMFUZZ_ROOT, target a) with a stand-in cmake and a front door whose stress verb
+    fails to configure again: build/fuzz is configured again (only a missing cache was, and every later
+    campaign failed in ninja), build/stress-rel is not built in, and the deterministic stressor is
+    reported not built for that reason (it was a ninja error in sched.log)."""
+    shutil.rmtree(work, ignore_errors=True)
+    t, bin_dir = os.path.join(work, "root"), os.path.join(work, "bin")
+    for d in ("targets", "build/fuzz", "build/stress-rel"):
+        os.makedirs(os.path.join(t, d))
+    os.makedirs(bin_dir)
+    os.symlink(os.path.join(ROOT, "tools"), os.path.join(t, "tools"))
+    with open(os.path.join(t, "targets", "TARGETS"), "w") as f:
+        f.write("a\n")
+    for d in ("fuzz", "stress-rel"):
+        open(os.path.join(t, "build", d, "CMakeCache.txt"), "w").close()
+    with open(os.path.join(bin_dir, "cmake"), "w") as f:
+        f.write(STANDIN_CMAKE)
+    door = os.path.join(work, "door.sh")
+    with open(door, "w") as f:
+        f.write('#!/bin/sh\n# the front door: the stress verb\'s configure fails (again)\n'
+                'echo "mmfuzz stress: configure failed"\nexit 1\n')
+    for x in (door, os.path.join(bin_dir, "cmake")):
+        os.chmod(x, 0o755)
+    log = os.path.join(work, "cmake.log")
+    out = os.path.join(work, "out")
+    env = dict(os.environ, MMFUZZ_ROOT=t, MMFUZZ_RUN_VIA=door, MMFUZZ_RUN_ONLY="det:pages",
+               STANDIN_CMAKE_LOG=log, PATH=bin_dir + os.pathsep + os.environ["PATH"])
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "campaign", "campaign.py"), "--time", "1",
+                        "--out", out], cwd=t, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, errors="replace", timeout=120)
+    print(p.stdout)
+    calls = open(log).read() if os.path.exists(log) else ""
+    print("cmake calls:\n" + calls)
+    check("--preset fuzz" in calls.splitlines(), "build/fuzz (a cache, no build.ninja) is configured again")
+    check(("--build %s/build/fuzz --target fuzz_a" % t) in calls.splitlines(), "fuzz_a is built")
+    check(("--build %s/build/stress-rel" % t) not in calls, "no build in build/stress-rel (a cache, no build.ninja)")
+    try:
+        s = json.load(open(os.path.join(out, "summary.json")))
+    except (OSError, ValueError) as e:
+        check(False, "summary.json reads: %s" % e)
+        return
+    errs = [e["what"] for e in s.get("errors", [])]
+    check(len(errs) == 1 and re.fullmatch(r"mmfuzz-sched-stress not built: build/stress-rel is not configured "
+                                          r"\(log \S*/build/stress\.log\)", errs[0]) is not None,
+          "the deterministic stressor: not built, build/stress-rel not configured, the stress log named: %s" % errs)
+    check(p.returncode == 2, "exit 2, a component not built (got %d)" % p.returncode)
+
+
 def main():
     a = sys.argv[1:]
     if a[:1] == ["args"]:
         test_args()
+    elif a[:2] == ["configure", "--work"] and len(a) == 3:
+        test_configure(os.path.abspath(a[2]))
     elif a[:2] == ["campaign", "--work"] and len(a) == 3:
         os.makedirs(a[2], exist_ok=True)
         test_campaign(os.path.abspath(a[2]))

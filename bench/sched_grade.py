@@ -34,6 +34,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 from outputs import cannot_write  # noqa: E402
+import fuzz_targets  # noqa: E402
 
 # Which mode of the scheduler's stressor exercises each bug's code.
 CONCURRENCY = {
@@ -66,17 +67,25 @@ def bdir(bug):
     return os.path.join(ROOT, "build", "sched-grade-" + (bug or "none"))
 
 
+def configure_hooks(d, bug):
+    """A Release build with the preemption hooks and MM_INJECT=BUG in D, configured unless it is
+    (a cache and build.ninja: a failed configure leaves the cache alone, and every later build then
+    failed in ninja).  Shared with stress_replay.py.  cmake's output when it fails, else None."""
+    if fuzz_targets.configured(d):
+        return None
+    r = subprocess.run(["cmake", "-S", ROOT, "-B", d, "-G", "Ninja", "-DCMAKE_C_COMPILER=gcc",
+                        "-DCMAKE_BUILD_TYPE=Release", "-DMM_DEBUG=0", "-DMM_TEST_HOOKS=ON",
+                        "-DMM_INJECT=" + (bug or "")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return r.stdout[-3000:] if r.returncode else None
+
+
 def build(bug):
     d = bdir(bug)
     t0 = time.time()
-    if not os.path.exists(os.path.join(d, "CMakeCache.txt")):
-        cfg = ["cmake", "-S", ROOT, "-B", d, "-G", "Ninja", "-DCMAKE_C_COMPILER=gcc",
-               "-DCMAKE_BUILD_TYPE=Release", "-DMM_DEBUG=0", "-DMM_TEST_HOOKS=ON",
-               "-DMM_INJECT=" + (bug or "")]
-        r = subprocess.run(cfg, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if r.returncode:
-            log("configure %s failed:\n%s" % (d, r.stdout[-3000:]))
-            return None
+    err = configure_hooks(d, bug)
+    if err is not None:
+        log("configure %s failed:\n%s" % (d, err))
+        return None
     r = subprocess.run(["cmake", "--build", d, "--target", "mmfuzz-sched-stress", "-j", "2"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode:

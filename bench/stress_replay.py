@@ -28,7 +28,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sched_grade import CONCURRENCY, OTHERS, cpu_name  # noqa: E402
+from sched_grade import CONCURRENCY, OTHERS, configure_hooks, cpu_name  # noqa: E402
 
 # The free-running stressor's mode for each bug (its first mode in sched_grade's table).
 MODES = {b: m[0] for b, m in list(CONCURRENCY.items()) + list(OTHERS.items())}
@@ -44,13 +44,10 @@ def bdir(bug):
 
 def build(bug):
     d = bdir(bug)
-    if not os.path.exists(os.path.join(d, "CMakeCache.txt")):
-        r = subprocess.run(["cmake", "-S", ROOT, "-B", d, "-G", "Ninja", "-DCMAKE_C_COMPILER=gcc",
-                            "-DCMAKE_BUILD_TYPE=Release", "-DMM_DEBUG=0", "-DMM_TEST_HOOKS=ON",
-                            "-DMM_INJECT=" + bug], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if r.returncode:
-            log("configure %s failed:\n%s" % (d, r.stdout[-3000:]))
-            return False
+    err = configure_hooks(d, bug)
+    if err is not None:
+        log("configure %s failed:\n%s" % (d, err))
+        return False
     r = subprocess.run(["cmake", "--build", d, "--target", "mmfuzz-stress", "mmfuzz-sched-stress", "-j", "2"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode:

@@ -367,30 +367,20 @@ build)
 	mkdir -p "$T/build/fuzz" "$T/build/fuzz-replay"
 	: >"$T/build/fuzz/CMakeCache.txt"
 	: >"$T/build/fuzz-replay/CMakeCache.txt"
-	cat >"$WORK/bin/cmake" <<'STUB'
+	standin_cmake "$WORK/bin"
+	# its build makes the targets: the stand-in fuzzer, and in build/fuzz-replay a replay that passes
+	cat >"$WORK/build.sh" <<'STUB'
 #!/usr/bin/env bash
-echo "$*" >>"${STANDIN_CMAKE:?}"
-case $1 in
---version) echo "cmake version 3.25.1"; exit 0 ;;
---build)
-	dir=$2
-	[[ -e $dir/build.ninja ]] || { echo "ninja: error: loading 'build.ninja': No such file or directory"; exit 1; }
-	shift 3
-	mkdir -p "$dir/targets"
-	for t; do
-		if [[ $dir == */fuzz-replay ]]; then printf '#!/bin/sh\nexit 0\n' >"$dir/targets/$t"; else cp "$STANDIN_FUZZER" "$dir/targets/$t"; fi
-		chmod +x "$dir/targets/$t"
-	done
-	exit 0 ;;
-esac
-while (($#)); do
-	case $1 in --preset) dir=build/$2; shift ;; -B) dir=$2; shift ;; esac
-	shift
+dir=$1
+shift
+mkdir -p "$dir/targets"
+for t; do
+	if [[ $dir == */fuzz-replay ]]; then printf '#!/bin/sh\nexit 0\n' >"$dir/targets/$t"; else cp "$STANDIN_FUZZER" "$dir/targets/$t"; fi
+	chmod +x "$dir/targets/$t"
 done
-: >"$dir/CMakeCache.txt"
-: >"$dir/build.ninja"
 STUB
-	chmod +x "$WORK/bin/cmake"
+	chmod +x "$WORK/build.sh"
+	export STANDIN_BUILD=$WORK/build.sh
 	PATH=$WORK/bin:$PATH MMFUZZ_NO_INSTALL=1 MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" a --time 1 --out "$WORK/o" \
 		>"$WORK/log" 2>&1
 	rc=$?

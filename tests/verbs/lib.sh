@@ -68,7 +68,8 @@ refused_before_build() {
 # are configured again.  It logs each call's arguments to $STANDIN_CMAKE; a
 # configure (--preset P: build/P under the working directory, or -B DIR)
 # writes the cache and build.ninja (a copy of $STANDIN_NINJA when set, else
-# empty); --build DIR fails as ninja does without DIR/build.ninja, else does
+# empty); --build DIR fails as ninja does without DIR/build.ninja, else runs
+# $STANDIN_BUILD DIR TARGET... when set (what the build makes), else does
 # nothing (the stand-in tree holds what the build would make).
 standin_cmake() {
 	mkdir -p "$1"
@@ -79,6 +80,7 @@ case $1 in
 --version) echo "cmake version 3.25.1"; exit 0 ;;
 --build)
 	[[ -e $2/build.ninja ]] || { echo "ninja: error: loading 'build.ninja': No such file or directory"; exit 1; }
+	[[ -n ${STANDIN_BUILD:-} ]] && exec "$STANDIN_BUILD" "$2" "${@:4}"
 	exit 0 ;;
 esac
 while (($#)); do

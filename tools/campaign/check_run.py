@@ -2,7 +2,8 @@
 """Tests of ./mmfuzz run (ctest, tests/run_verb.cmake; standard library only).
 
     check_run.py args                 bad arguments: exit 2 and a message naming
-                                      the problem; --help: exit 0, every option
+                                      the problem; --help: exit 0, every option;
+                                      the components' shares (test_share)
     check_run.py campaign --work DIR  a short campaign on the correct allocator,
                                       then a planted failure, then the default
                                       output directory's naming
@@ -92,6 +93,7 @@ def test_args():
     check(all(t in out for t in targets()), "run --help names every fuzz target")
     rc2, out2, _ = run(["-h"], timeout=60)
     check(rc2 == 0 and out2 == out, "run -h is run --help")
+    test_share()
 
 
 def table_rows(text, title_prefix, names):
@@ -306,6 +308,35 @@ if [[ $1 == --build ]]; then
 fi
 [[ $1 == --preset ]] && : >"build/$2/CMakeCache.txt" && : >"build/$2/build.ninja"
 """
+
+
+def test_share():
+    """campaign.share(): overruns spread over the components still to run.  A fuzz half of 150 s over
+    8 targets where each one runs 5 s past its share (the verb's start and coverage pass): every
+    target after the first gets the same share, and the half ends on time.  The share was the
+    weight's part of what was left, so the overruns came out of the last target: 18.75 s for the
+    first, 5.8 s for the last (a 300 s ./mmfuzz run: buddy 18.7 s, sched 4.5 s)."""
+    sys.path.insert(0, os.path.join(ROOT, "tools", "campaign"))
+    import campaign
+    comps = [{"kind": "fuzz", "weight": 0.5 / 8} for _ in range(8)]
+    left, got, overhead = 150.0, [], {}
+    for i, c in enumerate(comps):
+        secs = campaign.share(left, c, comps[i:], overhead)
+        got.append(secs)
+        left -= secs + 5.0
+        overhead.setdefault("fuzz", []).append(5.0)
+    print("shares: %s, left at the end %.2f s" % (" ".join("%.2f" % x for x in got), left))
+    prior = campaign.OVERRUN_PRIOR["fuzz"]
+    check(abs(got[0] - (150.0 - 8 * prior) / 8) < 1e-9,
+          "the first target: 150 s / 8 less the prior overrun (%.1f s), none seen yet" % prior)
+    check(max(got[1:]) - min(got[1:]) < 1e-6, "every later target the same share")
+    check(abs(left) < 1e-6, "the half ends on time (overruns included)")
+    # a kind with no overrun known reserves nothing; the least share holds when the reserve is all
+    stress, det = {"kind": "stress", "weight": 0.25}, {"kind": "det", "weight": 0.25}
+    check(abs(campaign.share(20.0, stress, [stress, det], {"det": [2.0, 4.0]}) - 8.5) < 1e-9,
+          "stress and det: the det run's mean overrun (3 s) reserved, the rest split by weight")
+    check(campaign.share(5.0, det, [det], {"det": [9.0]}) == campaign.MIN_SLICE["det"],
+          "a reserve above what is left: the least share")
 
 
 def test_configure(work):

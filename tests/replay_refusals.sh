@@ -15,6 +15,13 @@
 #   a seed and a FIFO       exit 1, "replayed 1 inputs", "1 unreadable"
 #   a seed, a seed's directory holding a FIFO too
 #                           exit 0, "replayed 1 inputs without a violation"
+#   op text with a NUL byte on line 2 (replayed, --print, --encode)
+#                           exit 2, "line 2: a NUL byte", nothing written -
+#                           not the program cut at the NUL
+#   op text naming __GFP_DMA|__GFP_DMA32|__GFP_HIGHMEM
+#                           encoded (exit 0: a saved input's bytes may hold
+#                           such bits) with a warning that op [1] runs as
+#                           gfp=__GFP_DMA
 # The seed is a buddy seed, so BINARY is a replay build's fuzz_buddy.  A named
 # pipe no one writes stands in for a device: /dev/zero, if read, would fill
 # the memory.
@@ -86,6 +93,17 @@ expect 2 "$(q "$WORK/missing"): No such file or directory" 'replayed 0 inputs.*1
 expect 1 "$refused" 'replayed 1 inputs without a violation; 1 unreadable' -- "$seed" "$FIFO"
 expect 0 'replayed 1 inputs without a violation$' -- "$seed"
 expect 0 'replayed 1 inputs without a violation$' -- "$WORK/seeddir"
+
+printf 'setup config=micro\nalloc order=1\0\nfree idx=0\nalloc order=2\n' >"$WORK/nul.txt"
+nul="$(q "$WORK/nul.txt"): line 2: a NUL byte: op text is plain text"
+expect 2 "$nul" 'replayed 0 inputs.*1 unreadable' -- "$WORK/nul.txt"
+expect 2 "$nul" -- --print "$WORK/nul.txt"
+expect 2 "$nul" -- --encode "$WORK/nul.txt" -o "$WORK/nul.bin"
+[[ ! -e $WORK/nul.bin ]] || fail "--encode of op text with a NUL byte wrote $WORK/nul.bin"
+printf 'setup config=micro\nalloc order=0\nalloc order=1 gfp=__GFP_DMA|__GFP_DMA32|__GFP_HIGHMEM\n' >"$WORK/gfp.txt"
+expect 0 'warning: op \[1\] names flags the kernel refuses together: `alloc order=1 gfp=[^`]*__GFP_DMA32[^`]*` runs as `alloc order=1 gfp=__GFP_DMA`$' \
+	-- --encode "$WORK/gfp.txt" -o "$WORK/gfp.bin"
+[[ -s $WORK/gfp.bin ]] || fail "--encode of op text with an invalid gfp wrote nothing"
 
 if ((fails)); then
 	echo "$fails check(s) failed"

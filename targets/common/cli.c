@@ -106,16 +106,55 @@ static uint8_t *read_file(const char *path, size_t *len, bool *refused)
 	return buf;
 }
 
-/* Op text -> bytes (malloc'ed); NULL with a message on a syntax error. */
-static uint8_t *text_to_bytes(const struct mf_target *t, const char *path, const char *text, size_t *len)
+/*
+ * An op whose flags argument names bits the decoder will change (mf_gfp_fix:
+ * several zone modifiers, both mobility hints) runs as another op than the
+ * text says: the encoder keeps the bits, as a saved input's bytes do, and
+ * the decoder fixes them.  Said on stderr, with what it runs as.  (No
+ * target's setup has such an argument.)
+ */
+static void warn_fixed_flags(const struct mf_target *t, const char *path, const struct mf_op *prog, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		const struct mf_opdesc *d = &t->ops[prog[i].kind];
+		struct mf_op fixed = prog[i];
+		bool changed = false;
+		for (unsigned int k = 0; k < MF_MAX_ARGS && d->args[k].name; k++)
+			if (d->args[k].kind == MF_FLAGS && d->args[k].fix) {
+				fixed.a[k] = (long)d->args[k].fix((unsigned long)prog[i].a[k]);
+				changed |= fixed.a[k] != prog[i].a[k];
+			}
+		if (!changed)
+			continue;
+		fprintf(stderr, "%s: warning: op [%u] names flags the kernel refuses together: `", path, i);
+		mf_print_op(stderr, t, &prog[i], false);
+		fputs("` runs as `", stderr);
+		mf_print_op(stderr, t, &fixed, false);
+		fputs("`\n", stderr);
+	}
+}
+
+/* Op text -> bytes (malloc'ed); NULL with a message on a syntax error or a NUL byte. */
+static uint8_t *text_to_bytes(const struct mf_target *t, const char *path, const char *text, size_t textlen,
+			      size_t *len)
 {
 	struct mf_op setup;
 	char err[512];
+	const char *nul = memchr(text, 0, textlen);
+	if (nul) {
+		unsigned int line = 1;
+		for (const char *q = text; q < nul; q++)
+			line += *q == '\n';
+		fprintf(stderr, "%s: line %u: a NUL byte: op text is plain text (input bytes in a .txt file?)\n", path,
+			line);
+		return NULL;
+	}
 	int n = mf_parse_text(t, text, &setup, cli_prog, MF_MAX_OPS, err, sizeof(err));
 	if (n < 0) {
 		fprintf(stderr, "%s: %s\n", path, err);
 		return NULL;
 	}
+	warn_fixed_flags(t, path, cli_prog, (unsigned int)n);
 	*len = mf_encode(t, &setup, cli_prog, (unsigned)n, NULL, 0);
 	uint8_t *buf = malloc(*len + 1);
 	if (buf)
@@ -137,7 +176,7 @@ static uint8_t *load_input(const struct mf_target *t, const char *path, size_t *
 	}
 	if (!ends_with(path, ".txt"))
 		return data;
-	uint8_t *bytes = text_to_bytes(t, path, (const char *)data, len);
+	uint8_t *bytes = text_to_bytes(t, path, (const char *)data, *len, len);
 	free(data);
 	return bytes;
 }
@@ -229,7 +268,7 @@ int mf_main_options(const struct mf_target *t, int *argc, char ***argv)
 					refused ? " (not a regular file)" : "");
 				exit(2);
 			}
-			uint8_t *bytes = text_to_bytes(t, in, (const char *)text, &len);
+			uint8_t *bytes = text_to_bytes(t, in, (const char *)text, tlen, &len);
 			free(text);
 			if (!bytes)
 				exit(2);

@@ -148,11 +148,17 @@ build_run(${WORK}/bulk-array.c ${bret} 1 NOCLANG MATCH "op 1: C1 violated: no en
 zoo_lib(slub-free-cond-flipped flip fuzz_slub)
 get_filename_component(flipdir ${flip} DIRECTORY)
 get_filename_component(flipdir ${flipdir} DIRECTORY)
+# The C file is renamed over OUT.c by the ending the violation writes, before the abort (cgen.c): a
+# previous run's file is removed first, or it would pass for this run's (--c no longer empties OUT.c at once).
+file(REMOVE ${WORK}/flip-slub-irq.c)
 execute_process(COMMAND ${flipdir}/targets/fuzz_slub --c ${WORK}/flip-slub-irq.c ${SRC}/corpus/slub/irq
                 RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
 # The per-op level does not see it: the final level-3 check after the last op, op [20], does.
 if(NOT rc OR NOT err MATCHES "VIOLATION S1 in target slub, at the final level-3 check after op \\[20\\]")
   message(FATAL_ERROR "corpus/slub/irq on slub-free-cond-flipped: exit ${rc}, want a crash at the final check after op [20] (S1):\n${err}")
+endif()
+if(NOT EXISTS ${WORK}/flip-slub-irq.c)
+  message(FATAL_ERROR "corpus/slub/irq on slub-free-cond-flipped: the violating run left no C file\n${err}")
 endif()
 build_run(${WORK}/flip-slub-irq.c ${flip} 1 NOCLANG MATCH "op 20: S1 violated")
 build_run(${WORK}/flip-slub-irq.c ${LIB} 0 NOCLANG MATCH "did not reproduce here")

@@ -16,7 +16,7 @@
 #include "shadow.h"
 
 static FILE *cgen_out;
-static char cgen_path[4096];
+static struct mf_out cgen_file;         /* OUT.c: a temporary file until mf_cgen_finish() renames it (cli.c) */
 
 /* The scripted hooks (see cgen.h): what the C file's hook and handler do. */
 struct hook_act {
@@ -159,9 +159,9 @@ static void close_braces(FILE *f, const char *text, size_t len)
  * A run cut short inside a block of main() - a violation or a crash inside
  * an op whose C text opens one - gets it closed too, or the ending's
  * "return 0; }" would leave main() open and the file would not compile.
- * main()'s text is read back from the file (from main_pos, the offset
- * right after its opening brace) with open/read, which a signal handler
- * may call; a stream that cannot be read back (not a regular file) is left
+ * main()'s text is read back from the file (the temporary one, from
+ * main_pos, the offset right after its opening brace) with open/read,
+ * which a signal handler may call; a file that cannot be read back is left
  * as it is.
  */
 static long main_pos = -1;
@@ -174,7 +174,7 @@ static void close_main_blocks(FILE *f)
 	if (main_pos < 0 || fflush(f))
 		return;
 	long end = ftell(f);
-	int fd = open(cgen_path, O_RDONLY);
+	int fd = open(cgen_file.tmp, O_RDONLY);
 	if (end < main_pos || fd < 0)
 		goto out;
 	if (lseek(fd, main_pos, SEEK_SET) != main_pos)
@@ -205,14 +205,21 @@ static void *grow(void *p, size_t *cap, size_t n, size_t size)
 	return p;
 }
 
+/*
+ * OUT.c is refused here, at the option, when it exists and is no regular
+ * file (exit 2); else the C file is written to a temporary file beside it,
+ * which replaces it only once complete: at the end of the run, or at the
+ * ending a violation or a signal writes (mf_cgen_finish).  A run that ends
+ * before (an unreadable FILE) leaves OUT.c as it was - fopen(OUT.c, "w")
+ * here emptied it.
+ */
 void mf_cgen_open(const char *path)
 {
-	snprintf(cgen_path, sizeof(cgen_path), "%s", path);
-	cgen_out = fopen(path, "w");
-	if (!cgen_out) {
-		perror(path);
+	if (cgen_out) {                 /* the first one's temporary file is removed at exit */
+		fprintf(stderr, "--c given twice: one output file\n");
 		exit(2);
 	}
+	cgen_out = mf_out_open(&cgen_file, "--c", path);
 }
 
 FILE *mf_cgen_file(void)
@@ -460,21 +467,38 @@ static const char prologue[] =
  * default, or a sanitizer's) and raises the signal again, so what happens
  * next - the sanitizer's report, the exit status, a core dump - is as
  * without it.
+ *
+ * A run stopped by SIGINT, SIGTERM or SIGHUP - ./mmfuzz trace's bound on a
+ * hang (tools/bounded.py: SIGTERM), Ctrl-C - gets the same ending, as
+ * "stopped": the C file makes the calls up to the one the run was in.
+ * Without it the process died with the C file cut off mid-op, and since
+ * the file is written to a temporary file renamed over OUT.c only once
+ * complete (cli.c's mf_out_open), it would leave nothing.  One that comes
+ * in the ending itself (cgen_ctx NULL) removes the temporary file: OUT.c
+ * stays as it was.  The handlers are installed as the C file begins, as
+ * they were: between the option and then (FILE read and decoded) a signal
+ * takes its default course and the temporary file stays behind, as after
+ * SIGKILL.
  */
-#define NR_CRASH_SIGNALS 5
+#define NR_CRASH_SIGNALS 8
 static struct mf_ctx *cgen_ctx;
-static const int crash_signals[NR_CRASH_SIGNALS] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+static const int crash_signals[NR_CRASH_SIGNALS] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+						     SIGINT, SIGTERM, SIGHUP };
 static struct sigaction crash_old[NR_CRASH_SIGNALS];
 
 static void crash_finish(int sig)
 {
 	struct mf_ctx *c = cgen_ctx;
+	bool stop = sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
 	char msg[96];
 
 	cgen_ctx = NULL;
 	if (c && c->cgen) {
-		snprintf(msg, sizeof(msg), "the fuzz run died of signal %d (%s) in this op", sig, strsignal(sig));
-		mf_cgen_finish(c, "crash", msg);
+		snprintf(msg, sizeof(msg), "the fuzz run %s signal %d (%s) in this op", stop ? "was stopped by" : "died of",
+			 sig, strsignal(sig));
+		mf_cgen_finish(c, stop ? "stopped" : "crash", msg);
+	} else {
+		mf_out_drop(&cgen_file);
 	}
 	for (int i = 0; i < NR_CRASH_SIGNALS; i++)
 		if (crash_signals[i] == sig)
@@ -498,6 +522,47 @@ static void crash_handlers_install(void)
 		sigaction(crash_signals[i], &sa, &crash_old[i]);
 }
 
+/*
+ * The command that builds the C file, in its first comment.  It named a
+ * build/<dir>/ to fill in; now the library of the build that wrote it,
+ * by its absolute path, with that build's compiler and the flags its
+ * objects need at link time (targets/CMakeLists.txt: MF_REPRO_*).  The
+ * library is found from the binary, at run time: CMake puts fuzz_T in
+ * BUILD/targets/ and libmmalloc.a in BUILD/allocator/ (MF_REPRO_LIB, the
+ * way from one to the other).  A path compiled in would differ per build
+ * directory, and a bug-zoo variant build copies this object from the
+ * correct build's (tools/bugzoo/cc-reuse): its C files would name the
+ * correct library, on which the bug does not reproduce.  A binary built
+ * without CMake (oss-fuzz/build.sh), or without its library beside it,
+ * says which library to use instead.
+ */
+static void build_hint(FILE *f)
+{
+#ifdef MF_REPRO_LIB
+	char exe[4096], lib[4096 + sizeof(MF_REPRO_LIB)], *real = NULL;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	char *slash = strrchr(exe, '/');
+	if (slash) {
+		*slash = 0;
+		snprintf(lib, sizeof(lib), "%s/%s", exe, MF_REPRO_LIB);
+		real = realpath(lib, NULL);
+	}
+	if (real) {
+		fprintf(f, " * It uses only the allocator API; build it (as repro.c) against the library\n"
+			   " * of the build that wrote it:\n"
+			   " *   %s -std=gnu11%s -I%s repro.c %s -lpthread -latomic\n",
+			MF_REPRO_CC, MF_REPRO_FLAGS, MF_REPRO_INCLUDE, real);
+		free(real);
+		return;
+	}
+#endif
+	fprintf(f, " * It uses only the allocator API; build it (as repro.c) against the libmmalloc.a\n"
+		   " * of a build without sanitizers or a fuzzing engine - the debug preset's, from\n"
+		   " * the source tree:\n"
+		   " *   cc -std=gnu11 -Iallocator/include repro.c build/debug/allocator/libmmalloc.a -lpthread -latomic\n");
+}
+
 void mf_cgen_begin(struct mf_ctx *c)
 {
 	FILE *f = c->cgen;
@@ -505,10 +570,9 @@ void mf_cgen_begin(struct mf_ctx *c)
 	cgen_ctx = c;
 	crash_handlers_install();
 	fprintf(f, "/*\n * Standalone reproducer written by `mmfuzz trace %s %s --c %s`.\n",
-		c->t->name, c->input_name ? c->input_name : "-", cgen_path);
-	fprintf(f, " * It uses only the allocator API; build it against the library, e.g.\n"
-		   " *   cc -std=gnu11 -Iallocator/include repro.c build/<dir>/allocator/libmmalloc.a -lpthread -latomic\n"
-		   " * Exit status: 0 no violation, 1 violation reproduced, 2 diverged from the fuzz run.\n"
+		c->t->name, c->input_name ? c->input_name : "-", cgen_file.path);
+	build_hint(f);
+	fprintf(f, " * Exit status: 0 no violation, 1 violation reproduced, 2 diverged from the fuzz run.\n"
 		   " *\n * The op program:\n");
 	fprintf(f, " *   ");
 	mf_print_program(f, c->t, &c->setup, NULL, 0, -1, false);
@@ -818,6 +882,7 @@ void mf_cgen_teardown(struct mf_ctx *c, const bool *skip_lists)
 
 void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 {
+	cgen_ctx = NULL;                 /* a signal from here on does not write a second ending */
 	if (hk.saved) {                  /* a violation inside the handler: its run so far goes to its script */
 		inflight_write(c->cgen, &inflight[1]);
 		fflush(c->cgen);
@@ -854,8 +919,12 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 			fprintf(f, "\tcheck(%u);\n\tcheck_at(%u, FINAL_LEVEL);\n", c->cur, c->cur);
 		else
 			fprintf(f, "\tcheck_at(%u, FINAL_LEVEL);\n", c->nops);
-		fprintf(f, "\tfprintf(stderr, \"the violation the fuzz run saw (%s) did not reproduce here\\n\");\n"
-			   "\treturn 0;\n}\n", inv);
+		if (strcmp(inv, "stopped"))
+			fprintf(f, "\tfprintf(stderr, \"the violation the fuzz run saw (%s) did not reproduce here\\n\");\n",
+				inv);
+		else    /* a signal stopped it: nothing to reproduce but where it was (a hang?) */
+			fprintf(f, "\tfprintf(stderr, \"the fuzz run was stopped here, by a signal; this run got past it\\n\");\n");
+		fprintf(f, "\treturn 0;\n}\n");
 	} else {
 		if (hk.on)   /* the whole schedule happened: every injection, every handler run */
 			fprintf(f, "\tdiverged(%u, acts_done != %zu, \"the injections the fuzz run made\");\n"
@@ -865,9 +934,9 @@ void mf_cgen_finish(struct mf_ctx *c, const char *inv, const char *msg)
 	}
 	inflight_made = false;
 	hook_epilogue(f);
-	fclose(f);
-	fprintf(stderr, "mmfuzz: wrote %s\n", cgen_path);
+	/* Complete: it replaces OUT.c now - before mf_fail()'s abort() or the signal's default action. */
+	if (mf_out_commit(&cgen_file))
+		fprintf(stderr, "mmfuzz: wrote %s\n", cgen_file.path);
 	cgen_out = NULL;
 	c->cgen = NULL;
-	cgen_ctx = NULL;
 }

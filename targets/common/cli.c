@@ -22,6 +22,9 @@
  * Only regular files are read, here and by --print and --encode: anything
  * else (a FIFO, a socket, a device) is refused before it is opened - a FIFO
  * blocks open() and read() until someone writes, /dev/zero never ends.
+ * OUT.c and OUT are written whole or not at all (mf_out_open, below): one
+ * that exists and is no regular file is refused (exit 2), and an existing
+ * file is replaced only by a complete one.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -225,6 +228,155 @@ static void remove_args(int *argc, char ***argv, int at, int n)
 	*argc -= n;
 }
 
+/*
+ * The files the options write, --c OUT.c and --encode TEXT -o OUT, as
+ * tools/outputs.py writes the verbs' (cannot_create, temp_beside,
+ * replace_with), with its messages.  They were opened with fopen(OUT, "w")
+ * at the option: an existing OUT was emptied before a run that might then
+ * fail (--c with an unreadable input left an empty file), a FIFO blocked
+ * the open() for ever and a device was written to.  Now:
+ *   - an OUT that exists and is no regular file (a directory, a FIFO, a
+ *     device, a socket) is refused before anything runs: exit 2;
+ *   - a symlink is written through: the file it points to is replaced, the
+ *     link kept (a dangling one makes that file, as fopen() did);
+ *   - the bytes go to a temporary file beside that file (.NAME.XXXXXX, with
+ *     the mode the old file had, or a new file's), renamed over it once
+ *     they are complete (mf_out_commit); one never renamed is removed, at
+ *     exit for a run that ended first.  A process killed outright (SIGKILL)
+ *     leaves it behind, and OUT as it was.
+ */
+static struct mf_out *outs[2];          /* opened, for the removal at exit */
+static unsigned int nouts;
+
+static void outs_drop(void)
+{
+	for (unsigned int i = 0; i < nouts; i++)
+		mf_out_drop(outs[i]);
+}
+
+/* What an existing file that is no regular file is (outputs.py's not_regular()). */
+static const char *not_regular(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO (a named pipe)" :
+	       S_ISCHR(m) || S_ISBLK(m) ? "a device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/*
+ * @path past its symlinks, into @real: where a write through it lands (a
+ * relative link is relative to its own directory).  A path that does not
+ * exist is itself.  False with errno.
+ */
+static bool past_links(const char *path, char *real, size_t size)
+{
+	char link[4096];
+	struct stat st;
+
+	if ((size_t)snprintf(real, size, "%s", path) >= size)
+		goto too_long;
+	for (int hops = 0; hops < 40; hops++) {          /* the kernel's MAXSYMLINKS */
+		if (lstat(real, &st) || !S_ISLNK(st.st_mode))
+			return true;
+		ssize_t n = readlink(real, link, sizeof(link) - 1);
+		if (n < 0)
+			return false;
+		link[n] = 0;
+		char *slash = strrchr(real, '/');
+		size_t dir = link[0] != '/' && slash ? (size_t)(slash + 1 - real) : 0;
+		if (dir + (size_t)n >= size)
+			goto too_long;
+		memcpy(real + dir, link, (size_t)n + 1);
+	}
+	errno = ELOOP;
+	return false;
+too_long:
+	errno = ENAMETOOLONG;
+	return false;
+}
+
+FILE *mf_out_open(struct mf_out *o, const char *opt, const char *path)
+{
+	char why[256] = "";
+	struct stat st;
+	bool exists = false;
+	int fd = -1;
+
+	memset(o, 0, sizeof(*o));
+	o->opt = opt;
+	snprintf(o->path, sizeof(o->path), "%s", path);
+	if (!past_links(path, o->real, sizeof(o->real))) {
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+	} else if (!stat(o->real, &st)) {
+		exists = true;
+		if (S_ISDIR(st.st_mode))
+			snprintf(why, sizeof(why), "it is a directory");
+		else if (!S_ISREG(st.st_mode))
+			snprintf(why, sizeof(why), "it is %s, not a regular file (name a file)", not_regular(st.st_mode));
+	}
+	if (!why[0]) {
+		const char *slash = strrchr(o->real, '/');
+		int dirlen = slash ? (int)(slash - o->real) : 0;
+		if ((size_t)snprintf(o->tmp, sizeof(o->tmp), "%.*s%s.%s.XXXXXX", dirlen, o->real, slash ? "/" : "",
+				     slash ? slash + 1 : o->real) >= sizeof(o->tmp)) {
+			o->tmp[0] = 0;
+			snprintf(why, sizeof(why), "%s", strerror(ENAMETOOLONG));
+		} else if ((fd = mkstemp(o->tmp)) < 0) {
+			int err = errno;
+			o->tmp[0] = 0;
+			if (err == ENOENT || err == ENOTDIR)
+				snprintf(why, sizeof(why), "no such directory");
+			else
+				snprintf(why, sizeof(why), "its directory takes no new file (%s)", strerror(err));
+		}
+	}
+	if (!why[0]) {
+		mode_t mask = umask(0);
+		umask(mask);
+		if (fchmod(fd, exists ? st.st_mode & 07777 : 0666 & ~mask) || !(o->f = fdopen(fd, "wb")))
+			snprintf(why, sizeof(why), "%s", strerror(errno));
+	}
+	if (why[0]) {
+		if (fd >= 0)
+			close(fd);
+		mf_out_drop(o);
+		fprintf(stderr, "%s: cannot write '%s': %s\n", opt, path, why);
+		exit(2);
+	}
+	if (!nouts)
+		atexit(outs_drop);
+	if (nouts < sizeof(outs) / sizeof(outs[0]))
+		outs[nouts++] = o;
+	return o->f;
+}
+
+bool mf_out_commit(struct mf_out *o)
+{
+	char why[256] = "";
+	struct stat st;
+
+	if (fclose(o->f))
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+	/* Put there since it was opened: a FIFO or a device is never replaced by a file either. */
+	else if (!stat(o->real, &st) && !S_ISREG(st.st_mode))
+		snprintf(why, sizeof(why), "it is %s now, not a regular file", not_regular(st.st_mode));
+	else if (rename(o->tmp, o->real))
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+	o->f = NULL;
+	if (why[0]) {
+		mf_out_drop(o);
+		fprintf(stderr, "%s: cannot write '%s': %s (left as it was)\n", o->opt, o->path, why);
+		return false;
+	}
+	o->tmp[0] = 0;
+	return true;
+}
+
+void mf_out_drop(struct mf_out *o)
+{
+	if (o->tmp[0])
+		unlink(o->tmp);
+	o->tmp[0] = 0;
+}
+
 int mf_main_options(const struct mf_target *t, int *argc, char ***argv)
 {
 	for (int i = 1; i < *argc; i++) {
@@ -256,11 +408,14 @@ int mf_main_options(const struct mf_target *t, int *argc, char ***argv)
 			exit(*argc > i + 1 ? status : 2);
 		}
 		if (!strcmp(a, "--encode")) {
+			static struct mf_out o;
 			const char *in = i + 1 < *argc ? (*argv)[i + 1] : NULL, *out = NULL;
 			if (i + 3 < *argc && !strcmp((*argv)[i + 2], "-o"))
 				out = (*argv)[i + 3];
 			size_t len, tlen;
 			bool refused = false;
+			/* OUT first: one that cannot be written is said before the work (then the text's errors). */
+			FILE *f = in && out ? mf_out_open(&o, "-o", out) : stdout;
 			uint8_t *text = in ? read_file(in, &tlen, &refused) : NULL;
 			if (!text) {
 				fprintf(stderr, "usage: %s --encode TEXT [-o OUT]%s%s%s\n", (*argv)[0],
@@ -272,14 +427,12 @@ int mf_main_options(const struct mf_target *t, int *argc, char ***argv)
 			free(text);
 			if (!bytes)
 				exit(2);
-			FILE *f = out ? fopen(out, "wb") : stdout;
-			bool ok = f && fwrite(bytes, 1, len, f) == len && !(out && fclose(f));
-			free(bytes);
-			if (!ok) {
+			if (fwrite(bytes, 1, len, f) != len) {
 				perror(out ? out : "stdout");
-				exit(2);
+				exit(2);        /* the temporary file is removed at exit */
 			}
-			exit(0);
+			free(bytes);
+			exit(!out || mf_out_commit(&o) ? 0 : 2);
 		}
 		if (!strcmp(a, "--trace")) {
 			setenv("MMFUZZ_TRACE", "1", 1);

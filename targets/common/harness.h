@@ -185,6 +185,26 @@ int mf_run_input(const struct mf_target *t, const uint8_t *data, size_t size);
 int mf_main_options(const struct mf_target *t, int *argc, char ***argv);
 int mf_replay_main(const struct mf_target *t, int argc, char **argv);
 
+/*
+ * A file the options write (--c OUT.c, --encode -o OUT), whole or not at
+ * all (cli.c): mf_out_open() refuses an OUT that exists and is no regular
+ * file (exit 2, before anything runs) and opens a temporary file beside
+ * OUT's real file (past symlinks); mf_out_commit() closes it and renames it
+ * over OUT (false, said on stderr and the temporary file removed, when it
+ * cannot); mf_out_drop() removes it (async-signal-safe; at exit for a file
+ * never committed).
+ */
+struct mf_out {
+	const char *opt;        /* the option that names it, for messages */
+	char path[4096];        /* OUT as given */
+	char real[4096];        /* OUT past its symlinks: what the rename replaces */
+	char tmp[4096];         /* the temporary file beside it; "" once renamed or removed */
+	FILE *f;                /* open on tmp until committed */
+};
+FILE *mf_out_open(struct mf_out *o, const char *opt, const char *path);
+bool mf_out_commit(struct mf_out *o);
+void mf_out_drop(struct mf_out *o);
+
 /* Stop at the first violation: report and abort(). */
 void mf_fail(struct mf_ctx *c, const char *inv, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 3, 4)));

@@ -70,7 +70,21 @@ usage)
 [[ $1 == --dict ]] && { echo 'op_alloc="\x5c\x00"'; exit 0; }
 [[ $1 == --encode ]] && { if [[ ${3:-} == -o ]]; then printf BYTES >"$4"; else printf BYTES; fi; exit 0; }
 [[ ${STUB_ABORT:-} ]] && kill -ABRT $$
-[[ $1 == --c && ${STUB_C_SLOW:-} ]] && { echo "$2" >"$STUB_C_SLOW"; echo "/* partial */" >"$2"; sleep 30; exit 0; }
+# STUB_C_SLOW=PATH: --c hangs; SIGTERM ends the C file as "stopped" (cgen.c's crash_finish()) and renames
+# it over OUT.c (here: writes OUT.c); STUB_C_DEAF=1 too: SIGTERM is ignored, the binary's own temporary
+# file is left behind by the SIGKILL, OUT.c stays empty; STUB_C_DONE=1: the C file is complete (no
+# "stopped" ending) before it hangs.
+if [[ $1 == --c && ${STUB_C_SLOW:-} ]]; then
+	echo "$2" >"$STUB_C_SLOW"
+	if [[ ${STUB_C_DONE:-} ]]; then     # the C file was complete, the run then hung in its teardown
+		echo "/* c */" >"$2"
+	elif [[ ${STUB_C_DEAF:-} ]]; then
+		trap '' TERM; echo "/* partial */" >"$(dirname "$2")/.$(basename "$2").AbC123"
+	else
+		trap 'echo "/* The fuzz run stopped here: stopped: by SIGTERM */" >"$2"; trap - TERM; kill -TERM $$' TERM
+	fi
+	sleep 30 & wait; exit 0
+fi
 [[ $1 == --c && ${STUB_C_WRITE:-} ]] && { echo "/* c */" >"$2"; echo "mmfuzz: wrote $2" >&2; exit 0; }
 [[ $1 == --c ]] && { echo "$2: No such file or directory" >&2; exit 2; }
 [[ $1 == --trace ]] && echo "[0] ran" >&2
@@ -114,9 +128,18 @@ STUB
 	[[ $(cat "$WORK/mine.bin") == BYTES ]] || fail "trace --encode did not replace mine.bin"
 	expect 2 "no verdict on .*/crash; $WORK/mine.c is left as it was" "$WORK/crash" --c "$WORK/mine.c"
 	[[ $(cat "$WORK/mine.c") == precious ]] || fail "a refused trace --c changed mine.c: $(cat "$WORK/mine.c")"
-	STUB_C_SLOW=$WORK/c-path expect 1 'the C file is cut short' "$WORK/crash" --c "$WORK/mine.c" --timeout 1
-	[[ $(cat "$WORK/c-path") != "$WORK/mine.c" && $(cat "$WORK/mine.c") == "/* partial */" ]] ||
+	# A run stopped at the bound ends its C file at the op it was in, marked "stopped" (it was "cut short").
+	STUB_C_SLOW=$WORK/c-path expect 1 "$WORK/mine.c makes the calls up to the op the run was stopped in \(marked \"stopped\"\)" "$WORK/crash" --c "$WORK/mine.c" --timeout 1
+	[[ $(cat "$WORK/c-path") != "$WORK/mine.c" && $(cat "$WORK/mine.c") == *"stopped here: stopped"* ]] ||
 		fail "trace --c wrote mine.c itself while it ran ($(cat "$WORK/c-path")), or did not rename: $(cat "$WORK/mine.c")"
+	STUB_C_DONE=1 STUB_C_SLOW=$WORK/c-path expect 1 "$WORK/mine.c was complete before it was stopped \(the whole program ran\)" "$WORK/crash" --c "$WORK/mine.c" --timeout 1
+	[[ $(cat "$WORK/mine.c") == "/* c */" ]] || fail "trace --c did not keep the complete C file: $(cat "$WORK/mine.c")"
+	# One killed before it ended its C file leaves OUT.c as it was (an empty file was renamed over it),
+	# and no temporary file of the binary's behind.
+	echo precious >"$WORK/mine.c"
+	STUB_C_DEAF=1 STUB_C_SLOW=$WORK/c-path expect 1 "killed before it ended its C file: $WORK/mine.c is left as it was" "$WORK/crash" --c "$WORK/mine.c" --timeout 1
+	[[ $(cat "$WORK/mine.c") == precious ]] || fail "a killed trace --c changed mine.c: $(cat "$WORK/mine.c")"
+	[[ -z $(find "$WORK" -maxdepth 1 -name '.mine.*') ]] || fail "temporary files left: $(ls -A "$WORK")"
 	# The build command names the library of the build that ran (it was build/<dir>/...).
 	STUB_C_WRITE=1 expect 0 "replacing existing $WORK/mine.c" "$WORK/crash" --c "$WORK/mine.c"
 	STUB_C_WRITE=1 expect 0 "wrote $WORK/mine.c; build it with" "$WORK/crash" --c "$WORK/mine.c"

@@ -28,10 +28,11 @@
 #                the table and JSON say interrupted, exit 130, no input
 #                called failing - the replay went on (a SIGINT to the whole
 #                group made a replay-batch.log "finding", exit 1).
-#   time-share   (ctest fuzz_findings_time_share) `fuzz all --time 6` over
-#                two stand-in targets whose engine starts 2 s late: the second
-#                gets what is left (1 s), not a fixed half (3 s) - the shares
-#                were fixed, and every start-up ran past --time.
+#   time-share   (ctest fuzz_findings_time_share) `fuzz all --time 24` over
+#                four stand-in targets whose engine starts 2 s late: the
+#                start-ups neither run past --time (the shares were fixed
+#                quarters) nor come out of the last targets' time (with an
+#                equal share of what was left, the four got 5, 5, 4 and 3 s).
 #   afl-missing  (ctest fuzz_findings_afl_missing) --engine afl --no-build
 #                with no afl-fuzz on PATH: exit 2 and the package named, no
 #                output directory - it was a Python traceback, exit 1.
@@ -204,13 +205,18 @@ afl-missing)
 	refused $? "$WORK/log" "$WORK/o" 'afl-fuzz is not on PATH (Debian package afl++' "no afl-fuzz (an engine that cannot run)"
 	;;
 time-share)
-	echo b >>"$T/targets/TARGETS"
-	mkdir -p "$T/corpus/b" "$T/build/fuzz/targets"
-	echo x >"$T/corpus/b/seed"
+	mkdir -p "$T/build/fuzz/targets"
+	for n in b c d; do
+		echo $n >>"$T/targets/TARGETS"
+		mkdir -p "$T/corpus/$n"
+		echo x >"$T/corpus/$n/seed"
+	done
 	cat >"$T/build/fuzz/targets/fuzz_a" <<'STUB'
 #!/usr/bin/env bash
-# A libFuzzer whose start-up takes 2 s outside its -max_total_time, then runs for it.
+# A libFuzzer whose start-up takes 2 s outside its -max_total_time, then runs for it; the table's
+# coverage pass (-runs=0, after the campaign) ends at once.
 for a; do [[ $a == -max_total_time=* ]] && t=${a#*=}; done
+[[ ${t:-} ]] || { printf '#2\tINITED cov: 10 ft: 20 corp: 2/4b exec/s: 0 rss: 30Mb\n'; exit 0; }
 echo "$(basename "$0") $t" >>"${STANDIN_TIMES:?}"
 sleep $((2 + t))
 printf '#100\tNEW    cov: 10 ft: 20 corp: 2/4b lim: 4 exec/s: 1000 rss: 30Mb\n'
@@ -218,16 +224,25 @@ echo "stat::number_of_executed_units: 100"
 exit 0
 STUB
 	chmod +x "$T/build/fuzz/targets/fuzz_a"
-	cp "$T/build/fuzz/targets/fuzz_a" "$T/build/fuzz/targets/fuzz_b"
+	for n in b c d; do cp "$T/build/fuzz/targets/fuzz_a" "$T/build/fuzz/targets/fuzz_$n"; done
 	export STANDIN_TIMES=$WORK/times
-	MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" all --time 6 --no-build --no-replay-check \
+	start=$SECONDS
+	MMFUZZ_ROOT=$T "$ROOT/tools/verbs/fuzz" all --time 24 --no-build --no-replay-check \
 		--out "$WORK/o" >"$WORK/log" 2>&1
 	rc=$?
+	took=$((SECONDS - start))
 	cat "$WORK/log" "$WORK/times"
 	[[ $rc == 0 ]] || fail "exit $rc, want 0"
-	# a: half of 6 s, in whole seconds (2, or 3 on the dot); b: what a's 2 s start-up and run left.
-	grep -Eqx 'fuzz_a [23]' "$WORK/times" || fail "a did not get half of 6 s"
-	grep -qx 'fuzz_b 1' "$WORK/times" || fail "b did not get the 1 s left after a's start-up and run (old: a fixed 3)"
+	# Each gets (24 - 4 x 1 s expected start-up) / 4 = 5 s, then what is left less the mean start-up so
+	# far for each still to run: 4 s of libFuzzer each (5 s less the time the verb has taken, in whole
+	# seconds), 3 on a slow machine.  Fixed quarters: 5 s each, 28 s in all; an equal share of what
+	# was left: 5, 5, 4, 3.
+	mapfile -t got < <(awk '{print $2}' "$WORK/times")
+	[[ ${#got[@]} == 4 ]] || fail "not four runs: ${got[*]}"
+	lo=$(printf '%s\n' "${got[@]}" | sort -n | head -1) hi=$(printf '%s\n' "${got[@]}" | sort -n | tail -1)
+	((hi - lo <= 1 && lo >= 3)) ||
+		fail "the shares were not even (${got[*]} s; an equal share of what was left gave 5 5 4 3)"
+	((took <= 26)) || fail "fuzz all --time 24 took $took s: the start-ups ran past --time"
 	;;
 time-one)
 	fuzzer_ok

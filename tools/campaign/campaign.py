@@ -50,6 +50,7 @@ import traceback
 ROOT = os.environ.get("MMFUZZ_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tools/
 import fuzz_targets  # noqa: E402
+import shares  # noqa: E402
 MMFUZZ = os.environ.get("MMFUZZ_RUN_VIA") or os.environ.get("MMFUZZ") or os.path.join(ROOT, "mmfuzz")
 
 MODES = ["pages", "pcp", "bulk", "slub", "kmalloc", "mixed"]
@@ -745,18 +746,13 @@ def main():
 
 
 def share(left, c, rest, overhead):
-    """Component C's seconds: its weight's part of LEFT, what is left of its half, among REST (the
-    components of that half still to run, C first), less what those are expected to run past their
-    shares - each kind's mean so far in OVERHEAD, OVERRUN_PRIOR before the first has run (the fuzz
-    verb's start, libFuzzer's pass over the seeds and its coverage pass after libFuzzer stops: 2-5 s
-    a target on a busy machine).  Without that the overruns came out of the
-    last components' time: in a 300 s run, sched fuzzed 4.5 s where buddy had 18.7 s."""
-    def expected(kind):
-        seen = overhead.get(kind)
-        return sum(seen) / len(seen) if seen else OVERRUN_PRIOR.get(kind, 0.0)
-    reserve = sum(expected(x["kind"]) for x in rest)
-    wsum = sum(x["weight"] for x in rest)
-    return max(MIN_SLICE[c["kind"]], (left - reserve) * c["weight"] / wsum)
+    """Component C's seconds (shares.share()): its weight's part of LEFT, what is left of its half,
+    among REST (the components of that half still to run, C first), less what those are expected to
+    run past their shares - each kind's mean so far in OVERHEAD, OVERRUN_PRIOR before the first has
+    run (the fuzz verb's start, libFuzzer's pass over the seeds and its coverage pass after libFuzzer
+    stops: 2-5 s a target on a busy machine)."""
+    return shares.share(left, c["weight"], [(x["weight"], shares.expected_overrun(
+        overhead.get(x["kind"]), OVERRUN_PRIOR.get(x["kind"], 0.0))) for x in rest], MIN_SLICE[c["kind"]])
 
 
 def group(c):

@@ -15,7 +15,8 @@ final numbers and stability come from fuzzer_stats; the table's figures are
 what they say: exec_per_s = execs per second of the run (its seconds are
 rounded to 0.01 s), corpus the queue entries the instances found (not the
 seeds, not the inputs each imported from the other: they were counted once
-per instance), coverage the largest instance's bitmap_cvg.  About 8 s, no build.
+per instance), coverage the union of the instances' maps (their fuzz_bitmap
+files) or, without them, the largest instance's bitmap_cvg.  About 15 s, no build.
 usage: python3 tests/fuzz_verb_afl_test.py [-v]
 """
 import contextlib
@@ -74,6 +75,17 @@ while time.time() - t0 < seconds:
         msg = ("fuzzing.execs_done:%d|g\nfuzzing.corpus_count:%d|g\nfuzzing.saved_crashes:0|g\n"
                "fuzzing.edges_found:%d|g\nfuzzing.var_byte_count:0|g\n" % (rate * tick, 10 * tick, 100 + tick))
         sock.sendto(msg.encode(), (os.environ.get("AFL_STATSD_HOST", "127.0.0.1"), int(port)))
+# The virgin map, as AFL++ writes it at its end: 0xff but for the edges hit,
+# 12 bytes longer than the map the binary dumps (as 4.04c's is).  main's
+# edges are the map's first ones; sec1's start at STUB_SEC1_FROM (default
+# 500: none in common with main's).
+if not os.environ.get("STUB_NO_BITMAP"):
+    first = 0 if name == "main" else int(os.environ.get("STUB_SEC1_FROM", "500"))
+    vmap = bytearray(b"\xff" * 1012)
+    for i in range(first, first + 100 + tick):
+        vmap[i] = 0xfe
+    with open(os.path.join(d, "fuzz_bitmap"), "wb") as f:
+        f.write(vmap)
 with open(os.path.join(d, "fuzzer_stats"), "w") as f:
     f.write("execs_done        : %d\ncorpus_count      : %d\nsaved_crashes     : 0\n"
             "bitmap_cvg        : %.2f%%\nstability         : %s\n"
@@ -155,9 +167,59 @@ class AflCampaign(unittest.TestCase):
                      for name in ("main", "sec1"))
         self.assertGreater(found, 0)
         self.assertEqual(res["corpus"], found, (res, counts))
-        cvg = max(float(verb.afl_stats(os.path.join(self.out, "afl", name, "fuzzer_stats"))["bitmap_cvg"].rstrip("%"))
-                  for name in ("main", "sec1"))
-        self.assertEqual((res["coverage"], res["coverage_unit"]), (cvg, "map_pct"))
+        # coverage: the union of the instances' maps - here none in common, so the sum of the two
+        cvg = [float(verb.afl_stats(os.path.join(self.out, "afl", name, "fuzzer_stats"))["bitmap_cvg"].rstrip("%"))
+               for name in ("main", "sec1")]
+        self.assertAlmostEqual(res["coverage"], sum(cvg), places=6)
+        self.assertEqual(res["coverage_unit"], "map_pct")
+
+    def run_quietly(self, seconds, jobs):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            return verb.run_afl("buddy", self.bdir, seconds, jobs, self.out)
+
+    def cvgs(self):
+        return [float(verb.afl_stats(os.path.join(self.out, "afl", name, "fuzzer_stats"))["bitmap_cvg"].rstrip("%"))
+                for name in ("main", "sec1")]
+
+    def test_coverage_counts_an_edge_both_instances_hit_once(self):
+        os.environ["STUB_SEC1_FROM"] = "0"      # sec1's edges are main's first ones
+        try:
+            res = self.run_quietly(2, 2)
+        finally:
+            del os.environ["STUB_SEC1_FROM"]
+        self.assertEqual(res["coverage"], max(self.cvgs()))
+        self.assertEqual(verb.afl_union_edges(os.path.join(self.out, "afl")), round(10 * max(self.cvgs())))
+
+    def test_coverage_overlapping_in_part(self):
+        os.environ["STUB_SEC1_FROM"] = "50"     # 50 edges main's only, the rest shared or sec1's
+        try:
+            res = self.run_quietly(2, 2)
+        finally:
+            del os.environ["STUB_SEC1_FROM"]
+        main, sec1 = (round(10 * c) for c in self.cvgs())
+        self.assertEqual(verb.afl_union_edges(os.path.join(self.out, "afl")), max(main, 50 + sec1))
+        self.assertAlmostEqual(res["coverage"], max(main, 50 + sec1) / 10.0, places=6)
+
+    def test_without_fuzz_bitmap_the_largest_instance_counts(self):
+        os.environ["STUB_NO_BITMAP"] = "1"
+        try:
+            res = self.run_quietly(2, 2)
+        finally:
+            del os.environ["STUB_NO_BITMAP"]
+        self.assertIsNone(verb.afl_union_edges(os.path.join(self.out, "afl")))
+        self.assertEqual(res["coverage"], max(self.cvgs()))
+
+    def test_maps_of_two_sizes_are_no_union(self):
+        sync = os.path.join(self.tmp, "sync")
+        for inst, size in (("main", 1012), ("sec1", 2024)):
+            os.makedirs(os.path.join(sync, inst))
+            with open(os.path.join(sync, inst, "fuzz_bitmap"), "wb") as f:
+                f.write(b"\x00" + b"\xff" * (size - 1))
+        self.assertIsNone(verb.afl_union_edges(sync))
+        os.makedirs(os.path.join(sync, "sec2"))         # an instance without a map yet
+        os.remove(os.path.join(sync, "sec1", "fuzz_bitmap"))
+        self.assertEqual(verb.afl_union_edges(sync), 1)
 
     def test_without_a_socket_the_files_still_count(self):
         class NoSocket(verb.AflStatsd):

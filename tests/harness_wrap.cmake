@@ -40,11 +40,12 @@
 #                    closes exactly those two, compiles and exits 0;
 #                  every input passes on the correct targets, and its C file
 #                    exits 0 against the correct library.
-# In the debug preset only (gcc, no sanitizer, no engine, no injection).
+# In the debug preset only (gcc, no sanitizer, no engine, no injection, the
+# preemption points of MM_TEST_HOOKS: the pending interrupt is dropped at one).
 # The same file is the test's script (cmake -P, CMAKE_SCRIPT_MODE_FILE set).
 if(NOT CMAKE_SCRIPT_MODE_FILE)
   if(CMAKE_C_COMPILER_ID STREQUAL "GNU" AND MM_SANITIZE STREQUAL "" AND MM_ENGINE STREQUAL "none"
-     AND "${MM_INJECT}" STREQUAL "")
+     AND "${MM_INJECT}" STREQUAL "" AND MM_TEST_HOOKS)
     set(wrapsrc ${CMAKE_CURRENT_SOURCE_DIR}/harness_wrap.c)
     set(bins "")
     # name target WRAP symbols...

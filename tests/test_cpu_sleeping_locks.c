@@ -523,6 +523,7 @@ static uint64_t rnd(void)
 	return fr_rng;
 }
 
+#ifdef MM_TEST_HOOKS
 /* Migrations anywhere, drains included (what --migrate-anywhere turns on). */
 static void fr_hook(struct mm *mm, enum mm_pp point, void *ctx)
 {
@@ -534,6 +535,7 @@ static void fr_hook(struct mm *mm, enum mm_pp point, void *ctx)
 	if (now >= 0 && now != before)
 		atomic_fetch_add(&fr.migrations, 1);
 }
+#endif
 
 static void fr_worker_body(struct th *t)
 {

@@ -6,9 +6,10 @@ compiled again by clang the way the clang-release preset compiles it
 checks only (-fsyntax-only): a warning that only a build without the test
 hooks or the debug checks sees fails here, in the debug preset that CI runs.
 
-Why: in December 2026 clang-release stopped building for weeks (a function
-of a test used only under MM_TEST_HOOKS, -Wunused-function, -Werror) and no
-test noticed, because no CI preset builds without the hooks.
+Why: clang-release stopped building with 0b4a563 (2026-11-30: a function
+of a test used only under MM_TEST_HOOKS, -Wunused-function, -Werror) and
+stayed broken for a week without a test noticing, because no CI preset
+builds without the hooks.
 
 Exit 0 when every file passes, 1 when any fails (its diagnostics printed),
 2 on bad arguments or an unreadable compile_commands.json.

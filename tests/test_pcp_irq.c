@@ -191,7 +191,13 @@ static void *worker(void *arg)
 	atomic_fetch_add(&started, 1);
 	while (atomic_load(&started) < NTHREADS)
 		cpu_relax();
-	for (int op = 0; op < ops; op++) {
+	/*
+	 * The quota, then on until the remote-free path has run, up to 50
+	 * quotas: at -O2 beside another ctest job a worker can finish its quota
+	 * inside one timeslice, before the next one ever pops its ring (clang-
+	 * release failed the remote_frees check below 5 times in 60 so).
+	 */
+	for (int op = 0; op < 50 * ops && (op < ops || atomic_load(&remote_frees) <= 100); op++) {
 		int i = (int)(rnd() % 64);
 		if (mine[i]) {
 			if (rnd() % 2 && ring_push(&rings[id], mine[i]))

@@ -331,10 +331,19 @@ done
 if [[ $engine == afl && -x $OUT/fuzz_buddy ]]; then
 	timeout_ms=$(sed -n 's/^timeout *= *\([0-9][0-9]*\) *$/\1/p' "$repo/corpus/buddy.options" | head -n 1)
 	out="$tmp/afl-out"
-	if ! (cd "$tmp" && AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
+	afl_rc=0
+	(cd "$tmp" && AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
 		AFL_NO_AFFINITY=1 ASAN_OPTIONS="abort_on_error=1:symbolize=0:detect_leaks=0" \
 		timeout 120 afl-fuzz -V 5 -t "$((${timeout_ms:-25} * 1000))" -c 0 -i "$tmp/seeds/buddy" -o "$out" \
-		-- "$OUT/fuzz_buddy" >"$tmp/afl.log" 2>&1); then
+		-- "$OUT/fuzz_buddy" >"$tmp/afl.log" 2>&1) || afl_rc=$?
+	# afl-fuzz (Debian's 4.x, -c 0) leaves one persistent-mode child behind,
+	# stopped (state T) in its SIGSTOP between inputs, reparented to init:
+	# one such process per run, forever.  Every process still running this
+	# build's fuzz_buddy (its path is under our own mktemp directory) is ours.
+	for proc in /proc/[0-9]*; do
+		[[ $(readlink "$proc/exe" 2>/dev/null) == "$OUT/fuzz_buddy" ]] && kill -KILL "${proc#/proc/}" 2>/dev/null
+	done
+	if ((afl_rc != 0)); then
 		echo "check_build: FAIL: afl-fuzz on fuzz_buddy:"
 		tail -30 "$tmp/afl.log"
 		fail=1

@@ -23,8 +23,10 @@ import sys
 
 # Flags of this build that clang-release does not have.
 DROP_PREFIXES = ("-DMM_DEBUG=", "-DMM_TEST_HOOKS", "-fsanitize", "-fno-sanitize", "-fprofile",
-                 "-fcoverage", "-O", "-g", "-Werror", "-fanalyzer", "-MD", "-MF", "-MT")
+                 "-fcoverage", "-O", "-g", "-Werror", "-fanalyzer", "-MD")
 DROP_WITH_ARG = ("-o", "-MF", "-MT", "-c")
+# gcc-only warning switches clang would reject as unknown
+GCC_ONLY_WARNINGS = ("-Wlogical-op", "-Wduplicated-cond", "-Wduplicated-branches")
 
 
 def release_argv(clang, entry):
@@ -41,8 +43,7 @@ def release_argv(clang, entry):
             continue
         if a.startswith(DROP_PREFIXES) or a == entry["file"]:
             continue
-        # gcc-only warning switches clang would reject as unknown
-        if a.startswith("-W") and a in ("-Wlogical-op", "-Wduplicated-cond", "-Wduplicated-branches"):
+        if a in GCC_ONLY_WARNINGS:
             continue
         out.append(a)
     out += ["-DMM_DEBUG=0", "-O2", "-DNDEBUG", "-Werror", "-fsyntax-only", entry["file"]]

@@ -2,8 +2,9 @@
 /*
  * test_cpu_attach.c - vCPUs are exclusive: a second task waits for a held
  * vCPU until its holder leaves; implicit attach takes the first free online
- * vCPU and keeps it; one task may hold vCPUs of two instances at once; a
- * thread's vCPUs are given back when it exits.
+ * vCPU and keeps it; one task may hold vCPUs of two instances at once, and
+ * of MM_TASK_MAX_HELD but no more (-ENOSPC); a thread's vCPUs are given
+ * back when it exits.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -206,10 +207,42 @@ static void test_two_instances(void)
 	mm_destroy(b);
 }
 
+/* ---- the limit: vCPUs in MM_TASK_MAX_HELD instances at once ---- */
+
+/* One more instance than a task may hold vCPUs in: each attach up to the
+ * limit succeeds, the next is -ENOSPC by every way in (explicit, any,
+ * implicit is the same path as any) and leaves the task's vCPUs as they were;
+ * giving one up makes room again. */
+static void test_held_limit(void)
+{
+	struct mm *m[MM_TASK_MAX_HELD + 1];
+	for (int i = 0; i <= MM_TASK_MAX_HELD; i++) {
+		m[i] = test_make_mm(1, false);
+		REQUIRE(m[i]);
+	}
+	for (int i = 0; i < MM_TASK_MAX_HELD; i++)
+		CHECK(i % 2 ? mm_cpu_attach(m[i], 0) == 0 : mm_cpu_attach_any(m[i]) == 0);
+	struct mm *last = m[MM_TASK_MAX_HELD];
+	CHECK(mm_cpu_attach(last, 0) == -ENOSPC);
+	CHECK(mm_cpu_attach_any(last) == -ENOSPC);
+	CHECK(mm_cpu_current(last) == -1 && mm_cpu_holder(last, 0) == NULL);
+	for (int i = 0; i < MM_TASK_MAX_HELD; i++)
+		CHECK(mm_cpu_current(m[i]) == 0);
+	CHECK(mm_cpu_detach(m[3]) == 0);
+	CHECK(mm_cpu_attach_any(last) == 0);
+	CHECK(mm_cpu_attach(m[3], 0) == -ENOSPC);
+	CHECK(mm_cpu_detach(last) == 0 && mm_cpu_attach(m[3], 0) == 0);
+	for (int i = 0; i <= MM_TASK_MAX_HELD; i++) {
+		mm_cpu_detach(m[i]);
+		mm_destroy(m[i]);
+	}
+}
+
 int main(void)
 {
 	test_exclusive();
 	test_implicit();
 	test_two_instances();
+	test_held_limit();
 	TEST_DONE();
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_cpu_hotplug.c - vCPU offline/online: cpuhp callbacks run in
- * registration order on online and in reverse on dead, while the hotplug
+ * registration order on online and in reverse on dead (over a full table
+ * too, its last slot included), while the hotplug
  * operation holds the vCPU; a failing online callback rolls back; an
  * offline vCPU cannot be attached (explicit attach waits for it, implicit
  * attach skips it); the last vCPU stays; offlining a held vCPU waits for
@@ -144,6 +145,54 @@ static void test_callbacks(void)
 	mm_destroy(hmm);
 }
 
+/* ---- a full state table ---- */
+
+/* The dead walk over a full table starts at its last slot, never past it
+ * (cpuhp[MM_CPUHP_MAX] is the next member of struct mm_smp: UBSan's bounds
+ * check stops an index of MM_CPUHP_MAX), and runs every filler once. */
+static int full_first = -1, full_dead_runs, full_online_runs;
+static int full_dead(struct mm *mm, unsigned int cpu)
+{
+	(void)mm; (void)cpu;
+	full_dead_runs++;
+	return 0;
+}
+static int full_online(struct mm *mm, unsigned int cpu)
+{
+	(void)mm; (void)cpu;
+	full_online_runs++;
+	return 0;
+}
+
+static void test_full_table(void)
+{
+	struct mm *mm = test_make_mm(2, false);
+	REQUIRE(mm);
+	/* every slot the allocator's layers left, until -ENOSPC */
+	int id, n = 0;
+	while ((id = mm_cpuhp_register(mm, "filler", full_online, full_dead)) >= 0) {
+		if (full_first < 0)
+			full_first = id;
+		CHECK(id == full_first + n);
+		n++;
+		REQUIRE(n <= MM_CPUHP_MAX);
+	}
+	CHECK(id == -ENOSPC);
+	CHECK_MSG(full_first + n == MM_CPUHP_MAX, "states end at %d of %d", full_first + n, MM_CPUHP_MAX);
+	CHECK(mm_cpu_offline(mm, 1) == 0);
+	CHECK_MSG(full_dead_runs == n, "%d of %d filler dead callbacks ran", full_dead_runs, n);
+	CHECK(mm_cpu_online(mm, 1) == 0 && mm_cpu_is_online(mm, 1));
+	CHECK_MSG(full_online_runs == n, "%d of %d filler online callbacks ran", full_online_runs, n);
+	/* a removed slot stays taken (ids are stable): the table is still full */
+	mm_cpuhp_remove(mm, MM_CPUHP_MAX - 1);
+	CHECK(mm_cpuhp_register(mm, "late", NULL, full_dead) == -ENOSPC);
+	CHECK(mm_cpu_offline(mm, 1) == 0);
+	CHECK_MSG(full_dead_runs == 2 * n - 1, "after remove: %d dead runs", full_dead_runs);
+	CHECK(mm_cpu_online(mm, 1) == 0);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
 /* ---- offlining a held vCPU ---- */
 
 static struct mm *bmm;
@@ -236,6 +285,7 @@ static void test_read_lock(void)
 int main(void)
 {
 	test_callbacks();
+	test_full_table();
 	test_offline_held();
 	test_read_lock();
 	TEST_DONE();

@@ -24,6 +24,10 @@
  *   migrate_in_drain   (--migrate-anywhere, test builds) a task migrated
  *                      inside drain_all_pages (holding cpus_read_lock) to
  *                      the vCPU of a task queued behind a pending writer;
+ *   mutex_wake_elsewhere  a contender whose vCPU is taken while it sleeps
+ *                      wakes on the other one (a migration) if it was
+ *                      migratable, and waits for its own if migration was
+ *                      disabled (tools/mutants.py found neither checked);
  *   free_running       all of it at once for a while: 4 workers over 2
  *                      vCPUs allocating pages and objects, drain_all_pages,
  *                      kmem_cache_shrink and kmem_cache_next; a thread
@@ -703,11 +707,81 @@ static void test_mutex(void)
 	mm_destroy(mm);
 }
 
+/*
+ * Waking up elsewhere: a contender that slept on vCPU 0 while it was
+ * migratable comes back on a free vCPU when its own is taken meanwhile
+ * (schedule() puts a woken task on any allowed CPU), and is counted as a
+ * migration; one that slept with migration disabled comes back on vCPU 0
+ * only, waiting for it.
+ */
+static struct th me_t, me_p;
+static atomic_int me_p_done;
+
+static void me_contender(struct th *t)
+{
+	mutex_lock(&m_lock);
+	t->rc = mm_cpu_current(t->mm);
+	mutex_unlock(&m_lock);
+}
+
+static void me_pinned_contender(struct th *t)
+{
+	migrate_disable();
+	mutex_lock(&m_lock);
+	t->rc = mm_cpu_current(t->mm);
+	mutex_unlock(&m_lock);
+	migrate_enable();
+	atomic_store(&me_p_done, 1);
+}
+
+static void test_mutex_wake_elsewhere(void)
+{
+	struct mm *mm = test_make_mm(2, false);
+	REQUIRE(mm);
+	mm_cpu_detach(mm);
+	struct waiter w = { .name = "main" };
+	waiter_install(&w);
+	struct waiter *ws[] = { &me_t.w, &me_p.w, &w };
+	struct mm_cpu_stats st0, st1;
+
+	wd_arm("mutex_wake_elsewhere", mm, ws, 3);
+	mutex_lock(&m_lock);
+	th_start(&me_t, "contender", mm, 0, me_contender);
+	spin_until(waits_on(&me_t.w, &m_lock));
+	CHECK(mm_cpu_attach(mm, 0) == 0);       /* its vCPU is taken while it sleeps ... */
+	mutex_unlock(&m_lock);
+	pthread_join(me_t.id, NULL);            /* ... so it must wake on vCPU 1, not wait for 0 */
+	CHECK_MSG(me_t.rc == 1, "the migratable contender woke up on vCPU %d", me_t.rc);
+	mm_cpu_get_stats(mm, 1, &st1);
+	CHECK_MSG(st1.migrations_in == 1, "migrations into vCPU 1: %lu", st1.migrations_in);
+	mm_cpu_detach(mm);
+
+	/* pinned: it waits for vCPU 0, which is given back only once it waits for it */
+	mutex_lock(&m_lock);
+	th_start(&me_p, "pinned", mm, 0, me_pinned_contender);
+	spin_until(waits_on(&me_p.w, &m_lock));
+	CHECK(mm_cpu_attach(mm, 0) == 0);
+	mutex_unlock(&m_lock);
+	/* (a model that does not keep it pinned wakes it on vCPU 1: it does not wait) */
+	spin_until(atomic_load(&me_p.w.why) == MM_WAIT_VCPU || atomic_load(&me_p_done));
+	mm_cpu_detach(mm);
+	pthread_join(me_p.id, NULL);
+	wd_disarm();
+	CHECK_MSG(me_p.rc == 0, "the pinned contender woke up on vCPU %d", me_p.rc);
+	mm_cpu_get_stats(mm, 0, &st0);
+	mm_cpu_get_stats(mm, 1, &st1);
+	CHECK_MSG(st0.sleeps == 2 && st1.migrations_in == 1,
+		  "sleeps on 0: %lu, migrations into 1: %lu", st0.sleeps, st1.migrations_in);
+	mm_set_wait_hook(NULL, NULL);
+	mm_destroy(mm);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } scenarios[] = {
 	{ "mutex", test_mutex },
+	{ "mutex_wake_elsewhere", test_mutex_wake_elsewhere },
 	{ "detached_hotplug", test_detached_hotplug },
 	{ "detached_slab_mutex", test_detached_slab_mutex },
 	{ "flush_vs_hotplug", test_flush_vs_hotplug },

@@ -6,7 +6,7 @@
  * low watermark when min_free_kbytes or watermark_scale_factor change and
  * being split over the online vCPUs,
  * the buddy prefetch
- * option, free_factor scaling the trims without a cap (6.6), isolated pageblocks bypassing the lists, and P1 catching a
+ * option, free_factor scaling the trims without a cap (6.6), isolated pageblocks bypassing the lists (single frees, release_pages and free_unref_page_list), and P1 catching a
  * corrupted count.
  */
 #include <string.h>
@@ -353,6 +353,50 @@ static void test_isolated_bypass(void)
 	CHECK(pcp_count(mm, ZONE_NORMAL) <= before);        /* not cached */
 	CHECK(zone_free_pages(normal) == free_before);       /* isolated pages don't count as free */
 	CHECK_MM(mm, 3);
+
+	/* The list paths too (free_prepared_page_list()'s first pass): of a
+	 * page of the isolated block and one outside it, release_pages() and
+	 * free_unref_page_list() cache only the second; the first goes to the
+	 * isolate list, and B4 finds it there at level 3, not lost. */
+	for (int way = 0; way < 2; way++) {
+		struct page *in = alloc_pages(mm, GFP_KERNEL, 0), *out;
+		REQUIRE(in);
+		/* an allocation comes from outside an isolated block: free one of
+		 * ours back into it by taking the isolation off for the allocation */
+		CHECK(mm_unisolate_pageblock(mm, pfn) == 0);
+		__free_pages(mm, in, 0);
+		drain_local_pages(mm, NULL);
+		in = NULL;
+		for (int i = 0; i < 64 && !in; i++) {
+			struct page *q = alloc_pages(mm, GFP_KERNEL, 0);
+			REQUIRE(q);
+			if (page_to_pfn(mm, q) / pageblock_nr_pages(mm) == pfn / pageblock_nr_pages(mm))
+				in = q;
+			else
+				__free_pages(mm, q, 0);
+		}
+		REQUIRE_MSG(in, "no page of pageblock %lu came back", pfn / pageblock_nr_pages(mm));
+		CHECK(mm_isolate_pageblock(mm, pfn) == 0);
+		drain_local_pages(mm, NULL);    /* as alloc_contig_range() drains after isolating */
+		out = alloc_pages(mm, GFP_KERNEL, 0);
+		REQUIRE(out);
+		CHECK(page_to_pfn(mm, out) / pageblock_nr_pages(mm) != pfn / pageblock_nr_pages(mm));
+		before = pcp_count(mm, ZONE_NORMAL);
+		free_before = zone_free_pages(normal);
+		if (way == 0) {
+			struct page *pages[2] = { in, out };
+			release_pages(mm, pages, 2);
+		} else {
+			LIST_HEAD_DECL(list);
+			list_add(&in->lru, &list);
+			list_add(&out->lru, &list);
+			free_unref_page_list(mm, &list);
+		}
+		CHECK_MSG(pcp_count(mm, ZONE_NORMAL) == before + 1, "way %d: pcp %d -> %d", way, before,
+			  pcp_count(mm, ZONE_NORMAL));
+		CHECK(zone_free_pages(normal) == free_before);
+		CHECK_MM(mm, 3);
+	}
 	CHECK(mm_unisolate_pageblock(mm, pfn) == 0);
 	CHECK_MM(mm, 3);
 	mm_destroy(mm);

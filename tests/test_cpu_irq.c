@@ -5,8 +5,10 @@
  * unpreemptible; one raised while masked runs when irqs come back; a
  * handler that leaks state is caught; delivered from a signal
  * (pthread_kill) they run on the interrupted thread's vCPU only while it
- * has irqs enabled.  The handler allocates and frees pages (GFP_ATOMIC),
- * and the checker stays clean.
+ * has irqs enabled; a signal taken inside such a handler runs after it, still
+ * counted as from a signal; a handler that works in a second instance leaves
+ * the task's current instance as it found it.  The handler allocates and
+ * frees pages (GFP_ATOMIC), and the checker stays clean.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -298,6 +300,79 @@ static void test_from_signal(void)
 	mm_destroy(smm);
 }
 
+/* ---- a signal inside a signal's interrupt ---- */
+
+/* The handler of an interrupt that came from a signal takes another signal
+ * (called directly here: one thread, deterministic).  The second is left
+ * pending - in interrupt context - and runs when the first returns, still as
+ * an interrupt from a signal (counted so, and with the scheduler hook kept
+ * out as in a signal handler). */
+static int nested_runs, nested_inner_ran = -1;
+static void nested_handler(struct mm *mm, int cpu, void *ctx)
+{
+	(void)mm; (void)cpu; (void)ctx;
+	if (nested_runs++ == 0)
+		nested_inner_ran = mm_irq_from_signal();
+}
+
+static void test_signal_nested(void)
+{
+	struct mm *mm = test_make_mm(1, false);
+	REQUIRE(mm);
+	CHECK(mm_cpu_attach(mm, 0) == 0);
+	mm_set_irq_handler(mm, nested_handler, NULL);
+	CHECK(mm_irq_from_signal());
+	CHECK_MSG(nested_inner_ran == 0, "the nested signal's handler ran inside the first");
+	CHECK(nested_runs == 2);
+	struct mm_cpu_stats st;
+	mm_cpu_get_stats(mm, 0, &st);
+	CHECK_MSG(st.irqs_delivered == 2 && st.irqs_deferred == 1 && st.irqs_from_signal == 2,
+		  "delivered %lu deferred %lu from signal %lu", st.irqs_delivered, st.irqs_deferred,
+		  st.irqs_from_signal);
+	mm_set_irq_handler(mm, NULL, NULL);
+	mm_cpu_detach(mm);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+/* ---- the task's current instance across an interrupt ---- */
+
+/* A task holding vCPU 0 of two instances takes an interrupt of the first
+ * whose handler runs in the second (same vCPU number): on return the task's
+ * cached current instance is the first again, so the next signal's
+ * interrupt goes to the first, not to the second (which has no handler and
+ * would drop it). */
+static struct mm *other_mm;
+static int other_runs;
+static void other_handler(struct mm *mm, int cpu, void *ctx)
+{
+	(void)mm; (void)cpu; (void)ctx;
+	other_runs++;
+	CHECK(mm_this_cpu(other_mm) == 0);
+}
+
+static void test_irq_other_instance(void)
+{
+	struct mm *a = test_make_mm(1, false), *b = test_make_mm(1, false);
+	REQUIRE(a && b);
+	other_mm = b;
+	CHECK(mm_cpu_attach(a, 0) == 0 && mm_cpu_attach(b, 0) == 0);
+	CHECK(mm_this_cpu(a) == 0);                     /* current: a */
+	mm_set_irq_handler(a, other_handler, NULL);
+	CHECK(mm_irq_from_signal() && mm_irq_from_signal());
+	CHECK(other_runs == 2);
+	struct mm_cpu_stats sa, sb;
+	mm_cpu_get_stats(a, 0, &sa);
+	mm_cpu_get_stats(b, 0, &sb);
+	CHECK_MSG(sa.irqs_delivered == 2 && sb.irqs_dropped == 0,
+		  "a: %lu delivered; b: %lu dropped", sa.irqs_delivered, sb.irqs_dropped);
+	mm_set_irq_handler(a, NULL, NULL);
+	mm_cpu_detach(b);
+	mm_cpu_detach(a);
+	mm_destroy(b);
+	mm_destroy(a);
+}
+
 int main(void)
 {
 	struct mm *mm = test_make_mm(2, false);
@@ -310,5 +385,7 @@ int main(void)
 	test_from_hook(mm);
 	mm_destroy(mm);
 	test_from_signal();
+	test_signal_nested();
+	test_irq_other_instance();
 	TEST_DONE();
 }

@@ -158,6 +158,15 @@ static void krealloc_shrink_oob(void)
 	touch_write(p + 50);
 }
 
+/* krealloc() of a freed object: KASAN's check at the top of krealloc(), before it reads the object. */
+static void krealloc_uaf(void)
+{
+	struct mm *mm = new_mm_child(NULL);
+	unsigned char *p = kmalloc(mm, 100, GFP_KERNEL);
+	kfree(mm, p);
+	sink = krealloc(mm, p, 200, GFP_KERNEL);
+}
+
 /* The quarantine delays reuse: a stale pointer still faults after many allocations. */
 static void quarantine_uaf(void)
 {
@@ -315,6 +324,7 @@ int main(void)
 	expect_report("large invalid free", large_invalid_free, "KASAN: invalid-free", NULL);
 	expect_report("ksize slack", ksize_no_unpoison, "use-after-poison", "ksize_no_unpoison");
 	expect_report("krealloc shrink", krealloc_shrink_oob, "use-after-poison", "krealloc_shrink_oob");
+	expect_report("krealloc UAF", krealloc_uaf, "KASAN: use-after-free in krealloc", "kmalloc-128");
 	expect_report("quarantine UAF", quarantine_uaf, "use-after-poison", "quarantine_uaf");
 	expect_clean("no quarantine: reuse", no_quarantine_reuse);
 	expect_clean("exact use", exact_use_is_fine);

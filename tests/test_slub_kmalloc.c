@@ -351,6 +351,19 @@ static void test_bad_kfree(void)
 		CHECK(i.nr_live == 0);
 	kmem_cache_destroy(s);
 	CHECK_MM(mm, 3);
+
+	/* krealloc of the same: refused (NULL), reported, nothing changes */
+	r = mm_nr_reports(mm);
+	CHECK(krealloc(mm, &on_stack, 100, GFP_KERNEL) == NULL);
+	CHECK(mm_nr_reports(mm) == r + 1);
+	CHECK(strstr(mm_last_report(mm)->reason, "krealloc: address outside") != NULL);
+	pg = alloc_pages(mm, GFP_KERNEL, 0);
+	REQUIRE(pg);
+	CHECK(krealloc(mm, page_address(mm, pg), 100, GFP_KERNEL) == NULL);
+	CHECK(mm_nr_reports(mm) == r + 2);
+	CHECK(strstr(mm_last_report(mm)->reason, "krealloc: not a kmalloc object") != NULL);
+	__free_pages(mm, pg, 0);
+	CHECK_MM(mm, 3);
 	mm_destroy(mm);
 }
 

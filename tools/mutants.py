@@ -13,11 +13,14 @@ what the allocator does (an equivalent mutant), or it is a change the suite
 would let through, and a test or an invariant is missing.
 
 It never touches the tree it runs from: the tracked files are copied to
-WORK/src (default build/mutants/), built there (clang -O1 with ASan and
-UBSan as the asan preset, but MM_DEBUG=3 as the debug preset, the test
-hooks on, warnings allowed: a mutant may well warn; the allocator as a
-shared library, so that a mutant relinks one .so), and each mutant is
-written there and undone.  A mutant whose file does not compile is
+WORK/src (default build/mutants/) and built there twice, as CI's
+presets: gcc without a sanitizer (debug) and clang with ASan and UBSan
+(asan), both -O1, MM_DEBUG=3, the test hooks on, -Werror, the allocator as
+a shared library so that a mutant relinks one .so.  Each mutant is written
+there and undone; it is killed if the detectors of either build fail (the
+gcc build's detectors run first).  A mutant that compiles only without -Werror is
+"killed-build" (CI's builds refuse it: an uninitialised variable, a
+comparison that is always true); one that does not compile at all is
 "invalid"; one whose object file is byte-identical to the original's (a
 line compiled out, or an operator the compiler proves redundant) is
 "same-object", not run.  The detectors run in two stages, the tests that
@@ -62,14 +65,22 @@ DEFAULT_DETECTORS = (r"^(test_.*|fuzz_[a-z]+_corpus|"
                      r"sched_stress_(pages|pcp|bulk|slub|kmalloc|mixed)|"
                      r"stress_(pages|pcp|bulk|slub|kmalloc|mixed|ops_small))$")
 
-CONFIGURE = [
-    "-G", "Ninja", "-DCMAKE_C_COMPILER=clang", "-DCMAKE_BUILD_TYPE=Debug",
-    "-DCMAKE_C_FLAGS_DEBUG=-O1", "-DMM_DEBUG=3", "-DMM_TEST_HOOKS=ON",
-    "-DMM_WERROR=OFF", "-DMM_ENGINE=none", "-DMM_SANITIZE=address,undefined", "-DMM_INJECT=",
+# The two builds a mutant must get past, as CI's presets: gcc without a
+# sanitizer (the debug preset: what the allocator's own checks and the
+# checker catch, and the tests that ASan builds skip) and clang with ASan
+# and UBSan (the asan preset: overflows, leaks, use after free).  Both at
+# -O1 for speed and MM_DEBUG=3, the test hooks on, -Werror.
+COMMON = [
+    "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Debug", "-DCMAKE_C_FLAGS_DEBUG=-O1", "-DMM_DEBUG=3",
+    "-DMM_TEST_HOOKS=ON", "-DMM_WERROR=ON", "-DMM_ENGINE=none", "-DMM_INJECT=",
     "-DMM_COVERAGE=OFF",
     # The allocator as a shared library that the executables do not relink
     # against: a mutant rebuilds one object and one .so, not 70 executables.
     "-DCMAKE_LINK_DEPENDS_NO_SHARED=ON",
+]
+BUILDS = [
+    ("gcc", ["-DCMAKE_C_COMPILER=gcc", "-DMM_SANITIZE="]),
+    ("asan", ["-DCMAKE_C_COMPILER=clang", "-DMM_SANITIZE=address,undefined"]),
 ]
 LLD = ["-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld", "-DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld"]
 STATIC_LIB = "add_library(mmalloc STATIC"
@@ -378,6 +389,9 @@ def main():
     ap.add_argument("--files", nargs="+", metavar="PATH",
                     help="files to mutate, relative to the repository root "
                          "(default: allocator/ but the checker and the dumps)")
+    ap.add_argument("--ids", nargs="+", metavar="ID",
+                    help="run these mutants (ids from a summary or --json) instead of a "
+                         "sample: e.g. the survivors of a run again, after a test was added")
     ap.add_argument("--detectors", default=DEFAULT_DETECTORS,
                     help="ctest -R regex of the tests that must kill a mutant")
     ap.add_argument("--timeout", type=int, default=60,
@@ -386,7 +400,8 @@ def main():
                          "counts as killed by a hang (default 60)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="ctest -j")
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "mutants"),
-                    help="working directory: its src/ and build/ are recreated (default build/mutants)")
+                    help="working directory for src/, build-gcc/ and build-asan/, kept between "
+                         "runs so that they build incrementally (default build/mutants)")
     ap.add_argument("--json", default=None,
                     help="write the results here after every mutant (default WORK/mutants.json)")
     ap.add_argument("--list", action="store_true",
@@ -413,15 +428,26 @@ def main():
         with open(os.path.join(ROOT, f)) as fp:
             candidates += enumerate_mutants(f, fp.read())
     rng = random.Random(a.seed)
-    sample = candidates if a.count == 0 or a.count >= len(candidates) \
-        else rng.sample(candidates, a.count)
+    if a.ids:
+        by_id = {m["id"]: m for m in candidates}
+        unknown = [i for i in a.ids if i not in by_id]
+        if unknown:
+            die("no such mutant in the current sources: %s (a changed line changes its id)"
+                % ", ".join(unknown))
+        sample = [by_id[i] for i in dict.fromkeys(a.ids)]
+    elif a.count == 0 or a.count >= len(candidates):
+        sample = candidates
+    else:
+        sample = rng.sample(candidates, a.count)
     sample.sort(key=lambda m: (m["file"], m["line"], m["col"]))
     kinds = {}
     for m in candidates:
         kinds[m["kind"]] = kinds.get(m["kind"], 0) + 1
-    log("%d candidate mutants in %d files (%s); sampled %d with seed %d"
+    log("%d candidate mutants in %d files (%s); %s"
         % (len(candidates), len(targets),
-           ", ".join("%s %d" % kv for kv in sorted(kinds.items())), len(sample), a.seed))
+           ", ".join("%s %d" % kv for kv in sorted(kinds.items())),
+           "%d chosen by id" % len(sample) if a.ids else
+           "sampled %d with seed %d" % (len(sample), a.seed)))
     if a.list:
         for m in sample:
             print("%s:%d [%s] %s\n    %s\n -> %s" % (m["file"], m["line"], m["kind"], m["id"],
@@ -429,7 +455,7 @@ def main():
         return 0
 
     work = os.path.abspath(a.work)
-    src, build = os.path.join(work, "src"), os.path.join(work, "build")
+    src = os.path.join(work, "src")
     out_json = a.json or os.path.join(work, "mutants.json")
     if os.path.realpath(work) in (os.path.realpath(ROOT), os.path.realpath(os.path.dirname(ROOT))):
         die("--work must not be the repository or its parent")
@@ -440,46 +466,52 @@ def main():
         return text.replace(STATIC_LIB, "add_library(mmalloc SHARED")
     os.makedirs(src, exist_ok=True)
     sync_tree(files, src, {"allocator/CMakeLists.txt": shared_lib})
-    log("copied the tree to %s; configuring and building %s" % (src, build))
-    rc, out = run(["cmake", "-S", src, "-B", build] + CONFIGURE
-                  + (LLD if shutil.which("ld.lld") else []))
-    if rc:
-        sys.stderr.write(out[-3000:])
-        die("cmake failed on the unmutated tree")
-    rc, out = run(["ninja", "-C", build])
-    if rc:
-        sys.stderr.write(out[-3000:])
-        die("the unmutated tree does not build")
-    t0 = time.monotonic()
-    rc, out = ctest(build, a.detectors, None, a.jobs, 3600)
-    secs = round(time.monotonic() - t0, 1)
-    if rc:
-        m = FAIL_LINE.search(out)
-        die("the unmutated tree fails the detectors (%s): fix that first"
-            % (m.group(1) if m else "ctest rc %s" % rc))
-    # Tests of more than 8 s run last, and only for a mutant the rest miss.
-    times = {n: float(t) for n, t in PASS_LINE.findall(out)}
-    slow_names = sorted(n for n, t in times.items() if t > 8)
-    slow = "^(%s)$" % "|".join(re.escape(n) for n in slow_names) if slow_names else None
-    # Each stage may take --timeout, or three times what it took here if
-    # that is longer; past it the mutant is a hang.
-    quick_s = sum(t for n, t in times.items() if n not in slow_names) / a.jobs
-    slow_s = max([times[n] for n in slow_names] + [sum(times[n] for n in slow_names) / a.jobs])
-    stages = [(a.detectors, slow, max(a.timeout, 3 * quick_s))]
-    if slow:
-        stages.append((slow, None, max(a.timeout, 3 * slow_s)))
-    rc, listing = run(["ctest", "--test-dir", build, "-N", "-R", a.detectors])
-    n_det = len(re.findall(r"Test\s+#\d+:", listing))
-    log("unmutated tree passes %d detector tests in %.1f s; run last: %s"
-        % (n_det, secs, ", ".join(slow_names) or "none"))
+    log("copied the tree to %s; configuring and building %s"
+        % (src, ", ".join(os.path.join(work, "build-" + n) for n, _ in BUILDS)))
+    builds = []
+    for name, flags in BUILDS:
+        build = os.path.join(work, "build-" + name)
+        lld = LLD if name == "asan" and shutil.which("ld.lld") else []
+        rc, out = run(["cmake", "-S", src, "-B", build] + COMMON + flags + lld)
+        if rc:
+            sys.stderr.write(out[-3000:])
+            die("cmake failed on the unmutated tree (%s build)" % name)
+        rc, out = run(["ninja", "-C", build])
+        if rc:
+            sys.stderr.write(out[-3000:])
+            die("the unmutated tree does not build (%s build)" % name)
+        t0 = time.monotonic()
+        rc, out = ctest(build, a.detectors, None, a.jobs, 3600)
+        secs = round(time.monotonic() - t0, 1)
+        if rc:
+            m = FAIL_LINE.search(out)
+            die("the unmutated tree fails the detectors in the %s build (%s): fix that first"
+                % (name, m.group(1) if m else "ctest rc %s" % rc))
+        # Tests of more than 8 s run last, and only for a mutant the rest miss.
+        times = {n: float(t) for n, t in PASS_LINE.findall(out)}
+        slow_names = sorted(n for n, t in times.items() if t > 8)
+        slow = "^(%s)$" % "|".join(re.escape(n) for n in slow_names) if slow_names else None
+        # Each stage may take --timeout, or three times what it took here if
+        # that is longer; past it the mutant is a hang.
+        quick_s = sum(t for n, t in times.items() if n not in slow_names) / a.jobs
+        slow_s = max([times[n] for n in slow_names] + [sum(times[n] for n in slow_names) / a.jobs])
+        stages = [(a.detectors, slow, max(a.timeout, 3 * quick_s))]
+        if slow:
+            stages.append((slow, None, max(a.timeout, 3 * slow_s)))
+        n_det = len(times)
+        log("%s build: the unmutated tree passes %d detector tests in %.1f s; run last: %s"
+            % (name, n_det, secs, ", ".join(slow_names) or "none"))
+        builds.append({"name": name, "dir": build, "stages": stages, "detector_tests": n_det,
+                       "baseline_s": secs, "run_last": slow_names})
 
     doc = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "sources": sources_hash(files),
-           "build": "clang -O1, ASan+UBSan, MM_DEBUG=3, MM_TEST_HOOKS=ON, libmmalloc.so",
-           "detectors": a.detectors, "detector_tests": n_det, "baseline_s": secs,
-           "run_last": slow_names,
-           "stage_limits_s": [round(st[2], 1) for st in stages],
-           "timeout_s": a.timeout, "seed": a.seed, "candidates": len(candidates),
+           "builds": [{"name": b["name"], "flags": COMMON + dict(BUILDS)[b["name"]],
+                       "detector_tests": b["detector_tests"], "baseline_s": b["baseline_s"],
+                       "run_last": b["run_last"],
+                       "stage_limits_s": [round(st[2], 1) for st in b["stages"]]} for b in builds],
+           "detectors": a.detectors, "timeout_s": a.timeout,
+           "seed": None if a.ids else a.seed, "ids": a.ids, "candidates": len(candidates),
            "candidates_by_kind": kinds, "sampled": len(sample), "results": []}
 
     def save():
@@ -493,7 +525,7 @@ def main():
     # a mutant the restored source is rebuilt only with the next mutant.
     baseline = {}
     for f in set(m["file"] for m in sample):
-        objs = object_paths(build, os.path.join(src, f))
+        objs = [o for b in builds for o in object_paths(b["dir"], os.path.join(src, f))]
         baseline[f] = (objs, digest(objs) if objs else None)
     originals = {}
     interrupted = False
@@ -516,15 +548,26 @@ def main():
             lines[m["line"] - 1] = m["mutated"] + nl
             with open(path, "w") as fp:
                 fp.write("".join(lines))
-            rc, out = run(["ninja", "-C", build])
             r = dict(m)
-            if rc:
+            outs = [run(["ninja", "-C", b["dir"]]) for b in builds]
+            failed = [out for rc, out in outs if rc]
+            errors = [e for out in failed for e in re.findall(r"error: .*", out)]
+            if failed and errors and all("[-Werror" in e for e in errors):
+                flags = sorted(set(re.findall(r"\[-Werror,(-W[\w-]+)", "".join(failed))))
+                r.update(status="killed-build", test=",".join(flags) or "-Werror", seconds=0)
+            elif failed:
                 r.update(status="invalid", test=None, seconds=0)
             elif objs and digest(objs) == before:
                 r.update(status="same-object", test=None, seconds=0)
             else:
-                st, test, secs = detect(build, stages, a.jobs)
-                r.update(status=st, test=test, seconds=secs)
+                secs = 0
+                for b in builds:
+                    st, test, t = detect(b["dir"], b["stages"], a.jobs)
+                    secs += t
+                    if st != "survived":
+                        break
+                r.update(status=st, test=b["name"] + ":" + test if test else None,
+                         seconds=round(secs, 1))
             with open(path, "w") as fp:
                 fp.write(originals[path])
             doc["results"].append(r)

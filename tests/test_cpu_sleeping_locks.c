@@ -717,19 +717,10 @@ static void test_mutex(void)
 static struct th me_t, me_p;
 static atomic_int me_p_done;
 
-static void me_contender(struct th *t)
-{
-	mutex_lock(&m_lock);
-	t->rc = mm_cpu_current(t->mm);
-	mutex_unlock(&m_lock);
-}
-
 static void me_pinned_contender(struct th *t)
 {
 	migrate_disable();
-	mutex_lock(&m_lock);
-	t->rc = mm_cpu_current(t->mm);
-	mutex_unlock(&m_lock);
+	m_contender(t);
 	migrate_enable();
 	atomic_store(&me_p_done, 1);
 }
@@ -746,7 +737,7 @@ static void test_mutex_wake_elsewhere(void)
 
 	wd_arm("mutex_wake_elsewhere", mm, ws, 3);
 	mutex_lock(&m_lock);
-	th_start(&me_t, "contender", mm, 0, me_contender);
+	th_start(&me_t, "contender", mm, 0, m_contender);
 	spin_until(waits_on(&me_t.w, &m_lock));
 	CHECK(mm_cpu_attach(mm, 0) == 0);       /* its vCPU is taken while it sleeps ... */
 	mutex_unlock(&m_lock);

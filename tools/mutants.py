@@ -382,7 +382,10 @@ def main():
     ap = argparse.ArgumentParser(
         prog="tools/mutants.py",
         description="Mutation audit: mutate one line of allocator/ at a time, rebuild, "
-                    "run the fast detector tests, report which mutants no test kills.")
+                    "run the fast detector tests, report which mutants no test kills.",
+        epilog="Exit status: 0 every mutant run was killed; 1 some survived; 2 bad arguments, "
+               "or the unmutated tree does not build or fails the detectors; 130 interrupted "
+               "(the results so far are in --json).  See README.md, 'Mutation audit'.")
     ap.add_argument("--count", type=int, default=40,
                     help="how many mutants to sample from all candidates (default 40; 0: all)")
     ap.add_argument("--seed", type=int, default=1, help="sampling seed (default 1)")

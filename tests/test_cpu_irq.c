@@ -341,7 +341,8 @@ static void test_signal_nested(void)
  * whose handler runs in the second (same vCPU number): on return the task's
  * cached current instance is the first again, so the next signal's
  * interrupt goes to the first, not to the second (which has no handler and
- * would drop it). */
+ * would drop it).  Then: the current instance - the one a signal's
+ * interrupt goes to - follows attaches and detaches. */
 static struct mm *other_mm;
 static int other_runs;
 static void other_handler(struct mm *mm, int cpu, void *ctx)
@@ -349,6 +350,11 @@ static void other_handler(struct mm *mm, int cpu, void *ctx)
 	(void)mm; (void)cpu; (void)ctx;
 	other_runs++;
 	CHECK(mm_this_cpu(other_mm) == 0);
+}
+
+static void count_handler(struct mm *mm, int cpu, void *ctx)
+{
+	(void)mm; (void)cpu; (void)ctx;
 }
 
 static void test_irq_other_instance(void)
@@ -366,9 +372,35 @@ static void test_irq_other_instance(void)
 	mm_cpu_get_stats(b, 0, &sb);
 	CHECK_MSG(sa.irqs_delivered == 2 && sb.irqs_dropped == 0,
 		  "a: %lu delivered; b: %lu dropped", sa.irqs_delivered, sb.irqs_dropped);
+
+	/* the current instance follows the last attach, also of a vCPU the
+	 * task holds already (attach_any and attach return it) ... */
+	mm_set_irq_handler(a, count_handler, NULL);
+	mm_set_irq_handler(b, count_handler, NULL);
+	CHECK(mm_cpu_attach_any(b) == 0);
+	CHECK(mm_irq_from_signal());
+	CHECK(mm_cpu_attach_any(a) == 0);
+	CHECK(mm_irq_from_signal());
+	CHECK(mm_cpu_attach(b, 0) == 0);
+	CHECK(mm_irq_from_signal());
+	mm_cpu_get_stats(a, 0, &sa);
+	mm_cpu_get_stats(b, 0, &sb);
+	CHECK_MSG(sa.irqs_delivered == 3 && sb.irqs_delivered == 2,
+		  "a: %lu delivered (want 3), b: %lu (want 2)", sa.irqs_delivered, sb.irqs_delivered);
+	/* ... and a detached one is current no more: the other is, then none */
+	CHECK(mm_cpu_detach(b) == 0);
+	CHECK(mm_irq_from_signal());
+	mm_cpu_get_stats(a, 0, &sa);
+	CHECK_MSG(sa.irqs_delivered == 4, "a: %lu delivered after b's detach", sa.irqs_delivered);
+	CHECK(mm_cpu_detach(a) == 0);
+	unsigned long unattached = mm_irq_signal_unattached();
+	CHECK(!mm_irq_from_signal());
+	CHECK_MSG(mm_irq_signal_unattached() == unattached + 1, "a signal after the last detach went to an instance");
+	mm_cpu_get_stats(a, 0, &sa);
+	mm_cpu_get_stats(b, 0, &sb);
+	CHECK(sa.irqs_delivered == 4 && sb.irqs_delivered == 2 && sa.irqs_dropped == 0 && sb.irqs_dropped == 0);
 	mm_set_irq_handler(a, NULL, NULL);
-	mm_cpu_detach(b);
-	mm_cpu_detach(a);
+	mm_set_irq_handler(b, NULL, NULL);
 	mm_destroy(b);
 	mm_destroy(a);
 }

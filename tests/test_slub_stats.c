@@ -5,7 +5,9 @@
  * however many objects its detached freelist holds, and
  * __kmem_cache_alloc_bulk() counts nothing for the objects it pops off the
  * cpu freelist (only ___slab_alloc() counts its own, as alloc_slowpath).
- * The model before counted one per object in both.
+ * The model before counted one per object in both.  Also: the cpu partial
+ * slabs kmem_cache_get_info() reports, and a debug cache's free into a full
+ * slab counted as free_add_partial (the mutation audit found both unchecked).
  */
 #include "slub_test.h"
 #include "test.h"
@@ -76,7 +78,33 @@ int main(void)
 	kmem_cache_free_bulk(s, n, q);
 	free(q);
 
+	/* kmem_cache_get_info() reports set_cpu_partial()'s slabs: the 6.6
+	 * object count for the size, as slabs assumed half full */
+	REQUIRE(kmem_cache_get_info(s, &info) == 0);
+	unsigned int nr = info.size >= 4096 ? 6 : info.size >= 1024 ? 24 : info.size >= 256 ? 52 : 120;
+	CHECK_MSG(info.cpu_partial_slabs == (nr * 2 + info.objects_per_slab - 1) / info.objects_per_slab,
+		  "cpu_partial_slabs %u for size %u, %u objects per slab", info.cpu_partial_slabs, info.size,
+		  info.objects_per_slab);
 	kmem_cache_destroy(s);
+
+	/* A debug cache keeps no cpu partial slabs, and its frees go through
+	 * free_to_partial_list(): a full slab that gets an object back moves to
+	 * the partial list, counted as free_add_partial. */
+	struct kmem_cache *d = kmem_cache_create(mm, "stats-debug", 64, 0, SLAB_CONSISTENCY_CHECKS, NULL);
+	REQUIRE(d);
+	REQUIRE(kmem_cache_get_info(d, &info) == 0);
+	CHECK(info.cpu_partial_slabs == 0);
+	void **full = calloc(info.objects_per_slab, sizeof(*full));
+	REQUIRE(full);
+	for (unsigned int i = 0; i < info.objects_per_slab; i++)
+		REQUIRE((full[i] = kmem_cache_alloc(d, GFP_KERNEL)));
+	snapshot(d, st);
+	kmem_cache_free(d, full[0]);
+	CHECK_MSG(delta(d, st, FREE_ADD_PARTIAL) == 1, "free_add_partial +%ld", delta(d, st, FREE_ADD_PARTIAL));
+	for (unsigned int i = 1; i < info.objects_per_slab; i++)
+		kmem_cache_free(d, full[i]);
+	free(full);
+	kmem_cache_destroy(d);
 	CHECK(mm_nr_reports(mm) == 0);
 	CHECK_MM(mm, 3);
 	mm_destroy(mm);

@@ -217,9 +217,10 @@ def enumerate_mutants(rel, text):
     return found
 
 
-def run(cmd, cwd=None, timeout=None):
-    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, timeout=timeout, start_new_session=True)
+def run(cmd):
+    """(exit status, stdout and stderr) of @cmd (git, cmake, ninja)."""
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       start_new_session=True)
     return p.returncode, p.stdout
 
 

@@ -4,12 +4,15 @@
  * vCPU until its holder leaves; implicit attach takes the first free online
  * vCPU and keeps it; one task may hold vCPUs of two instances at once, and
  * of MM_TASK_MAX_HELD but no more (-ENOSPC); a thread's vCPUs are given
- * back when it exits.
+ * back when it exits; destroying a task that holds a vCPU, or the running
+ * one, is a BUG.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -238,8 +241,67 @@ static void test_held_limit(void)
 	}
 }
 
+/* ---- mm_task_destroy() of a task still in use is a BUG ---- */
+
+/* Run @fn in a child with stderr captured: true if it aborted with @what in its stderr. */
+static bool child_bugs(void (*fn)(void), const char *what)
+{
+	char buf[4096];
+	size_t len = 0;
+	int pfd[2], status;
+
+	REQUIRE(pipe(pfd) == 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		fn();
+		_exit(0);
+	}
+	close(pfd[1]);
+	for (ssize_t n; (n = read(pfd[0], buf + len, sizeof(buf) - 1 - len)) > 0;)
+		len += (size_t)n;
+	buf[len] = 0;
+	close(pfd[0]);
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	bool ok = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && strstr(buf, what);
+	if (!ok)
+		fprintf(stderr, "child status %#x, stderr:\n%s\n", status, buf);
+	return ok;
+}
+
+/* A task that holds a vCPU but is not running: switched away from. */
+static void destroy_holder(void)
+{
+	struct mm *mm = test_make_mm(2, true);
+	struct mm_task *t = mm_task_create("holder");
+	struct mm_task *prev = mm_task_switch(t);
+	if (mm_cpu_attach(mm, 1) != 1)
+		_exit(3);
+	mm_task_switch(prev);
+	mm_task_destroy(t);
+}
+
+/* The running task, holding nothing. */
+static void destroy_current(void)
+{
+	struct mm_task *t = mm_task_create("running");
+	mm_task_switch(t);
+	mm_task_destroy(t);
+}
+
+static void test_destroy_busy(void)
+{
+	const char *bug = "mm_task_destroy: the task still holds a vCPU or is running";
+	CHECK_MSG(child_bugs(destroy_holder, bug), "destroying a task that holds a vCPU is not a BUG");
+	CHECK_MSG(child_bugs(destroy_current, bug), "destroying the running task is not a BUG");
+}
+
 int main(void)
 {
+	test_destroy_busy();
 	test_exclusive();
 	test_implicit();
 	test_two_instances();

@@ -14,7 +14,9 @@
  *    nothing but ALLOCFAIL and ALLOCSTALL (free lists, NR_FREE_PAGES, the
  *    other counters, reports, the checker);
  *  - __GFP_NORETRY: one reclaim attempt; without it a bounded retry loop,
- *    of one round for a costly order (above PAGE_ALLOC_COSTLY_ORDER);
+ *    of one round for a costly order (above PAGE_ALLOC_COSTLY_ORDER), of
+ *    exactly 4 * MAX_RECLAIM_RETRIES rounds for a shrinker that claims
+ *    progress it never makes;
  *  - reclaim that freed nothing retries nothing and drains nothing: pages
  *    on a pcp list stay there (reclaim that freed some drains them);
  *  - SHRINK_STOP ends a shrinker's scan for this reclaim pass;
@@ -31,7 +33,8 @@
 #include "page/pcp.h"
 #include "test.h"
 
-enum cache_mode { CACHE_FREES, CACHE_STOPS, CACHE_STUCK, CACHE_ALLOCATES };
+/* CACHE_LIES: scan_objects says it freed all it was asked to, and frees nothing. */
+enum cache_mode { CACHE_FREES, CACHE_STOPS, CACHE_STUCK, CACHE_ALLOCATES, CACHE_LIES };
 
 /* The test page cache: pages it holds, freed oldest first by its shrinker. */
 struct cache {
@@ -73,6 +76,8 @@ static unsigned long cache_scan(struct shrinker *s, struct shrink_control *sc)
 		return SHRINK_STOP;
 	if (c->mode == CACHE_STUCK)
 		return 0;
+	if (c->mode == CACHE_LIES)
+		return sc->nr_to_scan;
 	if (c->mode == CACHE_ALLOCATES) {
 		if (++c->depth > c->max_depth)
 			c->max_depth = c->depth;
@@ -543,6 +548,23 @@ static void test_noretry_and_stop(void)
 	CHECK_MSG(retry_stalls > noretry_stalls && retry_stalls <= 4 * 16 + 1,
 		  "without __GFP_NORETRY: %lu reclaim attempts (NORETRY: %lu)", retry_stalls, noretry_stalls);
 	CHECK(delta(&k0, &k1, ALLOCFAIL) == 1);
+
+	/*
+	 * A shrinker that reports progress it did not make: should_reclaim_retry()
+	 * never runs out of retries (progress resets them; the cache's objects
+	 * count as reclaimable), so the kernel would retry for ever.  The model
+	 * bounds the slow path at 4 * MAX_RECLAIM_RETRIES (16) rounds, each one
+	 * direct reclaim (T1: every loop is bounded), then fails.
+	 */
+	pc.mode = CACHE_LIES;
+	take(mm, &k0);
+	CHECK(alloc_pages(mm, GFP_KERNEL, 0) == NULL);
+	take(mm, &k1);
+	CHECK_MSG(delta(&k0, &k1, ALLOCSTALL) == 4 * 16, "a lying shrinker: %lu rounds of reclaim, expected the bound %d",
+		  delta(&k0, &k1, ALLOCSTALL), 4 * 16);
+	CHECK(delta(&k0, &k1, ALLOCFAIL) == 1);
+	CHECK(pc.n == 4096);
+	pc.mode = CACHE_STUCK;
 
 	/*
 	 * SHRINK_STOP: the zone is empty, so reclaim wants 192 + 1 = 193

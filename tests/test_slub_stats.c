@@ -7,8 +7,10 @@
  * cpu freelist (only ___slab_alloc() counts its own, as alloc_slowpath).
  * The model before counted one per object in both.  Also: the cpu partial
  * slabs kmem_cache_get_info() reports, and a debug cache's free into a full
- * slab counted as free_add_partial (the mutation audit found both unchecked).
+ * slab counted as free_add_partial, and a remote free into another vCPU's
+ * cpu slab counted as free_frozen (the mutation audit found these unchecked).
  */
+#include "mm/cpu.h"
 #include "slub_test.h"
 #include "test.h"
 
@@ -77,6 +79,22 @@ int main(void)
 	CHECK(delta(s, st, ALLOC_SLOWPATH) >= 1 && delta(s, st, ALLOC_SLOWPATH) <= 2);
 	kmem_cache_free_bulk(s, n, q);
 	free(q);
+
+	/* A free from another vCPU into this vCPU's cpu slab: the slab is
+	 * frozen, its owner deals with the lists - one free_slowpath, one
+	 * free_frozen, nothing else. */
+	void *r = kmem_cache_alloc(s, GFP_KERNEL);
+	REQUIRE(r);
+	int home = mm_cpu_current(mm);
+	REQUIRE(home >= 0);
+	int away = home == 0 ? 1 : 0;
+	REQUIRE(mm_cpu_attach(mm, away) == away);
+	snapshot(s, st);
+	kmem_cache_free(s, r);
+	CHECK_MSG(delta(s, st, FREE_FROZEN) == 1, "free_frozen +%ld", delta(s, st, FREE_FROZEN));
+	CHECK(delta(s, st, FREE_SLOWPATH) == 1 && delta(s, st, FREE_FASTPATH) == 0);
+	CHECK(delta(s, st, CPU_PARTIAL_FREE) == 0 && delta(s, st, FREE_ADD_PARTIAL) == 0);
+	REQUIRE(mm_cpu_attach(mm, home) == home);
 
 	/* kmem_cache_get_info() reports set_cpu_partial()'s slabs: the 6.6
 	 * object count for the size, as slabs assumed half full */

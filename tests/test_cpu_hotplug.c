@@ -7,8 +7,8 @@
  * offline vCPU cannot be attached (explicit attach waits for it, implicit
  * attach skips it); the last vCPU stays; offlining a held vCPU waits for
  * its holder to leave (it does so at its next preemptible point) or fails
- * with -EBUSY in the non-blocking variant; cpus_read_lock() holds hotplug
- * off.
+ * with -EBUSY in the non-blocking variant, which leaves the holder where
+ * it is; cpus_read_lock() holds hotplug off.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -198,6 +198,7 @@ static void test_full_table(void)
 static struct mm *bmm;
 static atomic_int b_stop, b_ready;
 static atomic_int b_first_cpu = -1, b_last_cpu = -1;
+static atomic_long b_rounds;            /* the holder's loop rounds, each past a preemption point */
 
 static void *busy(void *arg)
 {
@@ -211,6 +212,7 @@ static void *busy(void *arg)
 		spin_lock(&lock);
 		spin_unlock(&lock);              /* a preemption point: leaves a dying vCPU here */
 		atomic_store(&b_last_cpu, raw_smp_processor_id(bmm));
+		atomic_fetch_add(&b_rounds, 1);
 	}
 	mm_cpu_detach(bmm);
 	return NULL;
@@ -229,6 +231,17 @@ static void test_offline_held(void)
 	CHECK(mm_cpu_try_offline(bmm, 1) == -EBUSY);
 	CHECK(mm_cpu_is_online(bmm, 1));
 #ifdef MM_TEST_HOOKS
+	/* The failed try leaves no "dying" request behind: the holder passes
+	 * its preemption points and stays on vCPU 1. */
+	long r0 = atomic_load(&b_rounds);
+	for (int i = 0; i < 100000 && atomic_load(&b_rounds) < r0 + 1000; i++)
+		usleep(100);
+	CHECK(atomic_load(&b_rounds) >= r0 + 1000);
+	CHECK_MSG(atomic_load(&b_last_cpu) == 1, "the holder moved to vCPU %d after a failed try_offline",
+		  atomic_load(&b_last_cpu));
+	struct mm_cpu_stats st0;
+	mm_cpu_get_stats(bmm, 1, &st0);
+	CHECK(st0.migrations_out == 0);
 	/* the holder leaves at its next spin_unlock and continues on vCPU 0 */
 	CHECK(mm_cpu_offline(bmm, 1) == 0);
 	CHECK(!mm_cpu_is_online(bmm, 1));

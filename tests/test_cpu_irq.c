@@ -405,8 +405,29 @@ static void test_irq_other_instance(void)
 	mm_destroy(a);
 }
 
+/* ---- a signal's interrupt with no handler registered: dropped, counted ---- */
+
+/* Called directly (one thread, deterministic), as in a signal handler: an
+ * instance with no irq handler drops it on the task's vCPU and counts it. */
+static void test_signal_no_handler(void)
+{
+	struct mm *mm = test_make_mm(2, false);
+	REQUIRE(mm);
+	REQUIRE(mm_cpu_attach(mm, 1) == 1);
+	struct mm_cpu_stats before, after;
+	mm_cpu_get_stats(mm, 1, &before);
+	CHECK(!mm_irq_from_signal());
+	mm_cpu_get_stats(mm, 1, &after);
+	CHECK_MSG(after.irqs_dropped == before.irqs_dropped + 1, "irqs_dropped %lu -> %lu", before.irqs_dropped,
+		  after.irqs_dropped);
+	CHECK(after.irqs_delivered == before.irqs_delivered && after.irqs_deferred == before.irqs_deferred);
+	CHECK(mm_cpu_detach(mm) == 0);
+	mm_destroy(mm);
+}
+
 int main(void)
 {
+	test_signal_no_handler();
 	struct mm *mm = test_make_mm(2, false);
 	REQUIRE(mm);
 	leak_mm = mm;

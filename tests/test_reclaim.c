@@ -5,7 +5,8 @@
  *
  *  - under pressure an allocation enters direct reclaim, the shrinker frees
  *    exactly what the zones lack up to their high watermark (at least
- *    SWAP_CLUSTER_MAX = 32 objects), and the allocation then succeeds;
+ *    SWAP_CLUSTER_MAX = 32 objects), and the allocation then succeeds -
+ *    ZONE_DMA's too, the lowest zone;
  *    ALLOCSTALL / PGSCAN_DIRECT / PGSTEAL_DIRECT move by those amounts;
  *  - reclaim is skipped - the shrinker is not even counted - when every
  *    zone the allocation may use is above its high watermark (and only
@@ -149,7 +150,8 @@ static void reset_stats(struct cache *c)
 	c->bad_batch = false;
 }
 
-static struct mm *make_one_zone(void)
+/* A machine of one CPU whose 4096 pages are all in zone @zt. */
+static struct mm *make_zone_only(enum zone_type zt)
 {
 	struct mm_config c;
 	mm_config_default(&c);
@@ -158,8 +160,13 @@ static struct mm *make_one_zone(void)
 	c.nr_cpus = 1;
 	c.pcp_batch = 1;
 	c.quiet = true;
-	c.zones[ZONE_NORMAL] = (struct mm_span){ 0, 4096 };
-	struct mm *mm = test_create(&c);
+	c.zones[zt] = (struct mm_span){ 0, 4096 };
+	return test_create(&c);
+}
+
+static struct mm *make_one_zone(void)
+{
+	struct mm *mm = make_zone_only(ZONE_NORMAL);
 	struct zone *z = mm_zone(mm, ZONE_NORMAL);
 	CHECK(zone_wmark_pages(z, WMARK_MIN) == 128 && zone_wmark_pages(z, WMARK_LOW) == 160 &&
 	      zone_wmark_pages(z, WMARK_HIGH) == 192);
@@ -263,6 +270,39 @@ static void test_reclaim_then_succeed(void)
 	cache_drop(&pc);
 	drain_all_pages(mm, NULL);
 	CHECK(zone_free_pages(z) == 4096);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+/*
+ * The lowest zone counts too: on a machine whose memory is all ZONE_DMA
+ * (zone 0), a GFP_DMA allocation under pressure reclaims for that zone
+ * and succeeds (try_to_free_pages() walks from the allocation's highest
+ * zone down to zone 0, that one included).
+ */
+static void test_reclaim_lowest_zone(void)
+{
+	struct mm *mm = make_zone_only(ZONE_DMA);
+	struct zone *z = mm_zone(mm, ZONE_DMA);
+	struct cache pc;
+	struct counters k0, k1;
+
+	cache_init(&pc, mm);
+	cache_fill(&pc, GFP_KERNEL | __GFP_DMA);
+	CHECK(zone_free_pages(z) == (long)zone_wmark_pages(z, WMARK_MIN));
+	CHECK(register_shrinker(mm, &pc.shrinker) == 0);
+	take(mm, &k0);
+	struct page *p = alloc_pages(mm, GFP_KERNEL | __GFP_DMA, 0);
+	take(mm, &k1);
+	CHECK_MSG(p != NULL, "a GFP_DMA allocation under pressure failed (%lu stalls, %lu freed)",
+		  delta(&k0, &k1, ALLOCSTALL), pc.freed);
+	CHECK(delta(&k0, &k1, ALLOCSTALL) == 1 && pc.freed > 0);
+	CHECK(pc.seen_hz == ZONE_DMA);
+	CHECK(delta(&k0, &k1, ALLOCFAIL) == 0);
+	unregister_shrinker(mm, &pc.shrinker);
+	if (p)
+		__free_pages(mm, p, 0);
+	cache_drop(&pc);
 	CHECK_MM(mm, 3);
 	mm_destroy(mm);
 }
@@ -751,6 +791,7 @@ static void test_costly_order_one_round(void)
 int main(void)
 {
 	test_reclaim_then_succeed();
+	test_reclaim_lowest_zone();
 	test_skip_rule();
 	test_failure_has_no_side_effects();
 	test_no_progress_no_drain();

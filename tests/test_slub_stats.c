@@ -7,8 +7,10 @@
  * cpu freelist (only ___slab_alloc() counts its own, as alloc_slowpath).
  * The model before counted one per object in both.  Also: the cpu partial
  * slabs kmem_cache_get_info() reports, and a debug cache's free into a full
- * slab counted as free_add_partial, and a remote free into another vCPU's
- * cpu slab counted as free_frozen (the mutation audit found these unchecked).
+ * slab counted as free_add_partial, a remote free into another vCPU's cpu
+ * slab counted as free_frozen, and a cpu partial slab put there by a free
+ * and taken by the slow path (cpu_partial_free, cpu_partial_alloc) - the
+ * mutation audit found these unchecked.
  */
 #include "mm/cpu.h"
 #include "slub_test.h"
@@ -95,6 +97,29 @@ int main(void)
 	CHECK(delta(s, st, FREE_SLOWPATH) == 1 && delta(s, st, FREE_FASTPATH) == 0);
 	CHECK(delta(s, st, CPU_PARTIAL_FREE) == 0 && delta(s, st, FREE_ADD_PARTIAL) == 0);
 	REQUIRE(mm_cpu_attach(mm, home) == home);
+
+	/* A free into a full slab freezes it onto the cpu partial list
+	 * (cpu_partial_free); once the cpu slab is used up, the slow path
+	 * takes it from there (cpu_partial_alloc). */
+	struct kmem_cache *pc = kmem_cache_create(mm, "stats-partial", 64, 0, 0, NULL);
+	REQUIRE(pc);
+	REQUIRE(kmem_cache_get_info(pc, &info) == 0);
+	unsigned int two = 2 * info.objects_per_slab;
+	void **full2 = calloc(two, sizeof(*full2));
+	REQUIRE(full2);
+	for (unsigned int i = 0; i < two; i++)
+		REQUIRE((full2[i] = kmem_cache_alloc(pc, GFP_KERNEL)));
+	snapshot(pc, st);
+	kmem_cache_free(pc, full2[0]);                 /* the first slab: full until now */
+	CHECK_MSG(delta(pc, st, CPU_PARTIAL_FREE) == 1, "cpu_partial_free +%ld", delta(pc, st, CPU_PARTIAL_FREE));
+	snapshot(pc, st);
+	full2[0] = kmem_cache_alloc(pc, GFP_KERNEL);    /* the cpu slab is full: from the partial list */
+	REQUIRE(full2[0]);
+	CHECK_MSG(delta(pc, st, CPU_PARTIAL_ALLOC) == 1, "cpu_partial_alloc +%ld", delta(pc, st, CPU_PARTIAL_ALLOC));
+	CHECK(delta(pc, st, ALLOC_SLOWPATH) == 1 && delta(pc, st, ALLOC_SLAB) == 0);
+	kmem_cache_free_bulk(pc, two, full2);
+	free(full2);
+	kmem_cache_destroy(pc);
 
 	/* kmem_cache_get_info() reports set_cpu_partial()'s slabs: the 6.6
 	 * object count for the size, as slabs assumed half full */

@@ -199,6 +199,7 @@ static struct mm *bmm;
 static atomic_int b_stop, b_ready;
 static atomic_int b_first_cpu = -1, b_last_cpu = -1;
 static atomic_long b_rounds;            /* the holder's loop rounds, each past a preemption point */
+static atomic_int b_park, b_parked;     /* the holder waits between rounds, off any preemption point */
 
 static void *busy(void *arg)
 {
@@ -213,6 +214,11 @@ static void *busy(void *arg)
 		spin_unlock(&lock);              /* a preemption point: leaves a dying vCPU here */
 		atomic_store(&b_last_cpu, raw_smp_processor_id(bmm));
 		atomic_fetch_add(&b_rounds, 1);
+		while (atomic_load(&b_park)) {
+			atomic_store(&b_parked, 1);
+			sched_yield();
+		}
+		atomic_store(&b_parked, 0);
 	}
 	mm_cpu_detach(bmm);
 	return NULL;
@@ -228,8 +234,17 @@ static void test_offline_held(void)
 	while (!atomic_load(&b_ready))
 		sched_yield();
 	CHECK(atomic_load(&b_first_cpu) == 1);
+	/*
+	 * The try fails while the holder is parked between preemption points
+	 * (the try marks the vCPU dying while it tries: a holder passing a
+	 * preemption point just then would leave, try failing or not).
+	 */
+	atomic_store(&b_park, 1);
+	while (!atomic_load(&b_parked))
+		sched_yield();
 	CHECK(mm_cpu_try_offline(bmm, 1) == -EBUSY);
 	CHECK(mm_cpu_is_online(bmm, 1));
+	atomic_store(&b_park, 0);
 #ifdef MM_TEST_HOOKS
 	/* The failed try leaves no "dying" request behind: the holder passes
 	 * its preemption points and stays on vCPU 1. */

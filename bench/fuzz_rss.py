@@ -14,7 +14,9 @@ region:
   shadow      ASan's shadow memory (0x7fff8000..0x10007fff8000)
   anon        every other anonymous mapping: the target's allocator
               instances (the model's arenas and memmaps, faulted in on first
-              touch), ASan's and libFuzzer's own mmaps
+              touch), ASan's and libFuzzer's own mmaps; printed with the
+              size of its writable mappings, which bounds its growth while
+              no new mapping appears
   files       the binary and the shared libraries
 
 At the end it prints the growth of each region over the whole run and
@@ -50,7 +52,7 @@ import fuzz_targets  # noqa: E402
 REGIONS = ("asan-heap", "shadow", "anon", "files")
 HEAP = (0x600000000000, 0x640000000000)
 SHADOW = (0x7fff8000, 0x10007fff8000)
-MAPPING = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$")
+MAPPING = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$")
 EXECS = re.compile(r"^#(\d+)\s")
 FINAL = re.compile(r"stat::(number_of_executed_units|peak_rss_mb|new_units_added):\s+(\d+)")
 ASAN_STATS = re.compile(r"^(Stats: StackDepot: .*|Stats: SizeClassAllocator64: .*|Quarantine limits: .*|"
@@ -69,13 +71,18 @@ def region_of(lo, name):
 
 
 def classify(smaps):
-    """Resident kB per region of an smaps text."""
-    kb = dict.fromkeys(REGIONS, 0)
+    """Resident kB per region of an smaps text, and under "anon-rw-mapped"
+    the size of the writable anon mappings: what "anon" could grow to
+    without a new mapping (the instances' frames are mapped at creation and
+    fault in on first touch)."""
+    kb = dict.fromkeys(REGIONS + ("anon-rw-mapped",), 0)
     cur = None
     for line in smaps.splitlines():
         m = MAPPING.match(line)
         if m:
-            cur = region_of(int(m.group(1), 16), m.group(3).strip())
+            cur = region_of(int(m.group(1), 16), m.group(4).strip())
+            if cur == "anon" and m.group(3).startswith("rw"):
+                kb["anon-rw-mapped"] += (int(m.group(2), 16) - int(m.group(1), 16)) >> 10
         elif line.startswith("Rss:") and cur:
             kb[cur] += int(line.split()[1])
     return kb
@@ -130,8 +137,9 @@ def build(build_dir, target):
 
 
 def row(s):
-    return "%6.1f min %9d execs  total %5d MB  asan-heap %5d  shadow %5d  anon %5d  files %4d" % (
-        s["t"] / 60, s["execs"], s["total"], s["asan-heap"], s["shadow"], s["anon"], s["files"])
+    return ("%6.1f min %9d execs  total %5d MB  asan-heap %5d  shadow %5d  anon %5d (of %d mapped rw)  "
+            "files %4d" % (s["t"] / 60, s["execs"], s["total"], s["asan-heap"], s["shadow"], s["anon"],
+                           s["anon-rw-mapped"], s["files"]))
 
 
 def main():
@@ -197,7 +205,7 @@ def main():
                         break                          # it just exited
                     s = {"t": round(time.monotonic() - start, 1), "execs": last_execs(log_path)}
                     s.update({k: v // 1024 for k, v in kb.items()})
-                    s["total"] = sum(kb.values()) // 1024
+                    s["total"] = sum(kb[k] for k in REGIONS) // 1024
                     samples.append(s)
                     print(row(s), flush=True)
             except KeyboardInterrupt:

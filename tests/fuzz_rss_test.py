@@ -36,15 +36,21 @@ SMAPS = "".join([
 class Classify(unittest.TestCase):
     def test_regions(self):
         kb = fuzz_rss.classify(SMAPS)
-        self.assertEqual(kb, {"asan-heap": 764, "shadow": 132, "anon": 5 + 4 + 9000 + 11 + 20, "files": 4500})
+        self.assertEqual(kb, {"asan-heap": 764, "shadow": 132, "anon": 5 + 4 + 9000 + 11 + 20, "files": 4500,
+                              "anon-rw-mapped": 1024 + 4 + 16384 + 1024 + 132})
 
     def test_every_resident_kb_counted_once(self):
         kb = fuzz_rss.classify(SMAPS)
         total = sum(int(l.split()[1]) for l in SMAPS.splitlines() if l.startswith("Rss:"))
-        self.assertEqual(sum(kb.values()), total)
+        self.assertEqual(sum(kb[r] for r in fuzz_rss.REGIONS), total)
+
+    def test_only_writable_anon_counts_as_mapped(self):
+        ro = SMAPS.replace("7f0000000000-7f0001000000 rw-p", "7f0000000000-7f0001000000 ---p")
+        self.assertEqual(fuzz_rss.classify(SMAPS)["anon-rw-mapped"] - fuzz_rss.classify(ro)["anon-rw-mapped"],
+                         16384)
 
     def test_empty(self):
-        self.assertEqual(fuzz_rss.classify(""), dict.fromkeys(fuzz_rss.REGIONS, 0))
+        self.assertEqual(fuzz_rss.classify(""), dict.fromkeys(fuzz_rss.REGIONS + ("anon-rw-mapped",), 0))
 
 
 class Growth(unittest.TestCase):

@@ -5,12 +5,13 @@
  * vCPU and keeps it; one task may hold vCPUs of two instances at once, and
  * of MM_TASK_MAX_HELD but no more (-ENOSPC); a thread's vCPUs are given
  * back when it exits; destroying a task that holds a vCPU, or the running
- * one, is a BUG.
+ * one, is a BUG; mm_cpu_print_stats() prints a line per vCPU and the total.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -299,8 +300,34 @@ static void test_destroy_busy(void)
 	CHECK_MSG(child_bugs(destroy_current, bug), "destroying the running task is not a BUG");
 }
 
+/* ---- mm_cpu_print_stats(): a line per vCPU, then the total ---- */
+
+static void test_print_stats(void)
+{
+	struct mm *mm = test_make_mm(2, true);
+	REQUIRE(mm);
+	REQUIRE(mm_cpu_attach(mm, 0) == 0);
+	REQUIRE(mm_cpu_attach(mm, 1) == 1);             /* a migration 0 -> 1 */
+	REQUIRE(mm_cpu_detach(mm) == 0);
+	REQUIRE(mm_cpu_offline(mm, 1) == 0);
+	char *out = test_dump(mm, mm_cpu_print_stats);
+	unsigned long a0 = 0, o0 = 0, a1 = 0, i1 = 0, at = 0, it = 0, ot = 0;
+	const char *l1 = strchr(out, '\n'), *l2 = l1 ? strchr(l1 + 1, '\n') : NULL;
+	REQUIRE_MSG(l1 && l2, "mm_cpu_print_stats printed:\n%s", out);
+	CHECK_MSG(sscanf(out, "vcpu  0: attach %lu (waited %*u) migrate in %*u out %lu", &a0, &o0) == 2 &&
+			  sscanf(l1 + 1, "vcpu  1 (offline): attach %lu (waited %*u) migrate in %lu", &a1, &i1) == 2 &&
+			  sscanf(l2 + 1, "total  : attach %lu (waited %*u) migrate in %lu out %lu", &at, &it, &ot) == 3,
+		  "mm_cpu_print_stats printed:\n%s", out);
+	CHECK_MSG(o0 == 1 && i1 == 1 && it == 1 && ot == 1 && at == a0 + a1,
+		  "vCPU 0: %lu attaches, %lu out; vCPU 1: %lu attaches, %lu in; total %lu attaches, %lu in, %lu out",
+		  a0, o0, a1, i1, at, it, ot);
+	free(out);
+	mm_destroy(mm);
+}
+
 int main(void)
 {
+	test_print_stats();
 	test_destroy_busy();
 	test_exclusive();
 	test_implicit();

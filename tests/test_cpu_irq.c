@@ -425,8 +425,37 @@ static void test_signal_no_handler(void)
 	mm_destroy(mm);
 }
 
+/* ---- an interrupt left pending by a handler runs as the interrupt exits ---- */
+
+static int rp_runs;
+static void pend_once(struct mm *mm, int cpu, void *ctx)
+{
+	(void)cpu;
+	(void)ctx;
+	if (rp_runs++ == 0)
+		mm_set_irq_pending(mm);           /* in interrupt context: deferred */
+}
+
+static void test_raise_runs_pending(void)
+{
+	struct mm *mm = test_make_mm(2, false);
+	REQUIRE(mm);
+	REQUIRE(mm_cpu_attach(mm, 0) == 0);
+	mm_set_irq_handler(mm, pend_once, NULL);
+	struct mm_cpu_stats st;
+	CHECK(mm_raise_irq(mm));
+	CHECK_MSG(rp_runs == 2, "the handler ran %d times: the interrupt it left pending did not run at the exit",
+		  rp_runs);
+	mm_cpu_get_stats(mm, 0, &st);
+	CHECK(st.irqs_delivered == 2 && st.irqs_deferred == 1);
+	mm_set_irq_handler(mm, NULL, NULL);
+	CHECK(mm_cpu_detach(mm) == 0);
+	mm_destroy(mm);
+}
+
 int main(void)
 {
+	test_raise_runs_pending();
 	test_signal_no_handler();
 	struct mm *mm = test_make_mm(2, false);
 	REQUIRE(mm);

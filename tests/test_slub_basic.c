@@ -291,26 +291,36 @@ static void test_layout(void)
 	mm_destroy(mm);
 }
 
-/* mm_reset keeps the caches, empty; they work again afterwards. */
+/* mm_reset keeps the caches, empty - a SLAB_STORE_USER cache's list of
+ * full slabs too; they work again afterwards. */
 static void test_reset(void)
 {
 	struct mm *mm = new_mm(NULL);
 	struct kmem_cache *s = kmem_cache_create(mm, "test-reset", 100, 0, 0, NULL);
+	struct kmem_cache *u = kmem_cache_create(mm, "test-reset-user", 100, 0, SLAB_STORE_USER, NULL);
 	struct kmem_cache_info i;
 
-	REQUIRE(s);
-	for (int k = 0; k < 500; k++)
+	REQUIRE(s && u);
+	for (int k = 0; k < 500; k++) {
 		REQUIRE(kmem_cache_alloc(s, GFP_KERNEL));
+		REQUIRE(kmem_cache_alloc(u, GFP_KERNEL));     /* its full slabs go on n->full */
+	}
 	CHECK_MM(mm, 3);
 	CHECK(mm_reset(mm) == 0);
 	CHECK_MM(mm, 3);
-	CHECK(!kmem_cache_get_info(s, &i) && i.nr_slabs == 0);
-	if (i.nr_live >= 0)
-		CHECK(i.nr_live == 0);
-	void *o = kmem_cache_alloc(s, GFP_KERNEL);
-	CHECK(o != NULL);
-	kmem_cache_free(s, o);
+	struct kmem_cache *c[2] = { s, u };
+	for (int k = 0; k < 2; k++) {
+		CHECK(!kmem_cache_get_info(c[k], &i) && i.nr_slabs == 0 && i.nr_partial == 0);
+		if (i.nr_live >= 0)
+			CHECK(i.nr_live == 0);
+		CHECK(validate_slab_cache(c[k]) == 0);
+		void *o = kmem_cache_alloc(c[k], GFP_KERNEL);
+		CHECK(o != NULL);
+		kmem_cache_free(c[k], o);
+	}
 	CHECK_MM(mm, 3);
+	CHECK(mm_nr_reports(mm) == 0);
+	kmem_cache_destroy(u);
 	kmem_cache_destroy(s);
 	mm_destroy(mm);
 }

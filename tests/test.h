@@ -172,6 +172,32 @@ static inline int test_run_child(void (*fn)(void))
 	return status;
 }
 
+/* Run @fn in a forked child (exit 0 if @fn returns) with its stderr read
+ * into @buf (@size bytes, terminated; the rest is dropped); its wait status. */
+static inline int test_run_child_stderr(void (*fn)(void), char *buf, size_t size)
+{
+	int pfd[2], status = 0;
+	size_t len = 0;
+
+	REQUIRE(size > 0 && pipe(pfd) == 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		fn();
+		_exit(0);
+	}
+	close(pfd[1]);
+	for (ssize_t n; (n = read(pfd[0], buf + len, size - 1 - len)) > 0;)
+		len += (size_t)n;
+	buf[len] = 0;
+	close(pfd[0]);
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	return status;
+}
+
 /* True if @fn, run in a child (test_run_child), dies of SIGABRT (an mm_bug, MM_BAD_ABORT). */
 static inline bool test_aborts(void (*fn)(void))
 {

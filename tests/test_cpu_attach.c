@@ -247,25 +247,7 @@ static void test_held_limit(void)
 static bool child_bugs(void (*fn)(void), const char *what)
 {
 	char buf[4096];
-	size_t len = 0;
-	int pfd[2], status;
-
-	REQUIRE(pipe(pfd) == 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		dup2(pfd[1], 2);
-		close(pfd[0]);
-		fn();
-		_exit(0);
-	}
-	close(pfd[1]);
-	for (ssize_t n; (n = read(pfd[0], buf + len, sizeof(buf) - 1 - len)) > 0;)
-		len += (size_t)n;
-	buf[len] = 0;
-	close(pfd[0]);
-	REQUIRE(waitpid(pid, &status, 0) == pid);
+	int status = test_run_child_stderr(fn, buf, sizeof(buf));
 	bool ok = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && strstr(buf, what);
 	if (!ok)
 		fprintf(stderr, "child status %#x, stderr:\n%s\n", status, buf);

@@ -71,35 +71,27 @@ static const struct mf_target target = {
 	.begin = begin, .release = release, .end = end,
 };
 
+/* The input the child runs (run()). */
+static uint8_t run_in[32];
+static size_t run_len;
+
+static void run_input(void)
+{
+	mf_run_input(&target, run_in, run_len);
+}
+
 /* Run @n ops (opcodes @code) in a child; its exit status and stderr (static buffer). */
 static const char *run(const uint8_t *code, int n, bool at_end, int *status)
 {
 	static char buf[1 << 14];
-	uint8_t in[32];
-	size_t len = 0, got = 0;
-	int pfd[2];
 
+	run_len = 0;
 	for (int i = 0; i < n; i++) {
-		in[len++] = 0x5c;                   /* SEP: the next byte is an opcode */
-		in[len++] = code[i];
+		run_in[run_len++] = 0x5c;           /* SEP: the next byte is an opcode */
+		run_in[run_len++] = code[i];
 	}
-	REQUIRE(pipe(pfd) == 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		dup2(pfd[1], 2);
-		close(pfd[0]);
-		stray_at_end = at_end;
-		mf_run_input(&target, in, len);
-		_exit(0);
-	}
-	close(pfd[1]);
-	for (ssize_t r; (r = read(pfd[0], buf + got, sizeof(buf) - 1 - got)) > 0;)
-		got += (size_t)r;
-	buf[got] = 0;
-	close(pfd[0]);
-	waitpid(pid, status, 0);
+	stray_at_end = at_end;
+	*status = test_run_child_stderr(run_input, buf, sizeof(buf));
 	return buf;
 }
 

@@ -304,30 +304,7 @@ static void redzone_sizes(void)
 static const char *run_child(scenario_fn fn, int *status)
 {
 	static char buf[1 << 16];
-	int pfd[2];
-	pid_t pid;
-	size_t len = 0;
-
-	if (pipe(pfd))
-		return "";
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		dup2(pfd[1], 2);
-		close(pfd[0]);
-		fn();
-		_exit(0);
-	}
-	close(pfd[1]);
-	for (;;) {
-		ssize_t n = read(pfd[0], buf + len, sizeof(buf) - 1 - len);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = 0;
-	close(pfd[0]);
-	waitpid(pid, status, 0);
+	*status = test_run_child_stderr(fn, buf, sizeof(buf));
 	return buf;
 }
 

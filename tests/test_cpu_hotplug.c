@@ -2,7 +2,7 @@
 /*
  * test_cpu_hotplug.c - vCPU offline/online: cpuhp callbacks run in
  * registration order on online and in reverse on dead (over a full table
- * too, its last slot included), while the hotplug
+ * too, its last slot included; a state may have only one of the two), while the hotplug
  * operation holds the vCPU; a failing online callback rolls back; an
  * offline vCPU cannot be attached (explicit attach waits for it, implicit
  * attach skips it); the last vCPU stays; offlining a held vCPU waits for
@@ -195,6 +195,28 @@ static void test_full_table(void)
 
 /* ---- offlining a held vCPU ---- */
 
+/* ---- a state with only one of its callbacks: the missing one is skipped ---- */
+
+static int half_on, half_dead;
+static int on_only(struct mm *mm, unsigned int cpu) { (void)mm; (void)cpu; half_on++; return 0; }
+static int dead_only(struct mm *mm, unsigned int cpu) { (void)mm; (void)cpu; half_dead++; return 0; }
+
+static void test_half_states(void)
+{
+	struct mm *mm = test_make_mm(2, false);
+	REQUIRE(mm);
+	CHECK(mm_cpuhp_register(mm, "on-only", on_only, NULL) >= 0);
+	CHECK(mm_cpuhp_register(mm, "dead-only", NULL, dead_only) >= 0);
+	CHECK(mm_cpu_offline(mm, 1) == 0);
+	CHECK_MSG(half_on == 0 && half_dead == 1, "offline: online callback ran %d times, dead %d", half_on,
+		  half_dead);
+	CHECK(mm_cpu_online(mm, 1) == 0);
+	CHECK_MSG(half_on == 1 && half_dead == 1, "online: online callback ran %d times, dead %d", half_on,
+		  half_dead);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
 static struct mm *bmm;
 static atomic_int b_stop, b_ready;
 static atomic_int b_first_cpu = -1, b_last_cpu = -1;
@@ -314,6 +336,7 @@ int main(void)
 {
 	test_callbacks();
 	test_full_table();
+	test_half_states();
 	test_offline_held();
 	test_read_lock();
 	TEST_DONE();

@@ -453,8 +453,46 @@ static void test_raise_runs_pending(void)
 	mm_destroy(mm);
 }
 
+/* ---- a pending interrupt delivered at a preemption point is not from a signal ---- */
+
+/* The first run leaves another interrupt pending: it runs as the first exits. */
+static int pp_runs;
+static void count_runs(struct mm *mm, int cpu, void *ctx)
+{
+	(void)cpu;
+	(void)ctx;
+	if (pp_runs++ == 0)
+		mm_set_irq_pending(mm);
+}
+
+static void test_pending_at_point(void)
+{
+#ifdef MM_TEST_HOOKS
+	struct mm *mm = test_make_mm(2, false);
+	REQUIRE(mm);
+	REQUIRE(mm_cpu_attach(mm, 0) == 0);
+	mm_set_irq_handler(mm, count_runs, NULL);
+	spinlock_t lock;
+	spin_lock_init(&lock);
+	struct mm_cpu_stats before, after;
+	mm_cpu_get_stats(mm, 0, &before);
+	mm_set_irq_pending(mm);
+	spin_lock(&lock);
+	spin_unlock(&lock);                        /* a preemption point with interrupts enabled */
+	mm_cpu_get_stats(mm, 0, &after);
+	CHECK_MSG(pp_runs == 2, "the pending interrupts ran %d times at the preemption point", pp_runs);
+	CHECK(after.irqs_delivered == before.irqs_delivered + 2);
+	CHECK_MSG(after.irqs_from_signal == before.irqs_from_signal, "irqs_from_signal %lu -> %lu",
+		  before.irqs_from_signal, after.irqs_from_signal);
+	mm_set_irq_handler(mm, NULL, NULL);
+	CHECK(mm_cpu_detach(mm) == 0);
+	mm_destroy(mm);
+#endif
+}
+
 int main(void)
 {
+	test_pending_at_point();
 	test_raise_runs_pending();
 	test_signal_no_handler();
 	struct mm *mm = test_make_mm(2, false);

@@ -10,6 +10,8 @@
  * sizes and pageblock orders, among them ones whose max_managed is a
  * multiple of the pageblock (found by trying sizes; the mutation audit's
  * `>=` made `>` overshoots only there: bench/results/mutants, buddy.c:492).
+ * Also: a zone's last pageblock can be reserved, and a forced unreserve
+ * reaches ZONE_DMA (two more survivors of the audit, buddy.c:489 and 572).
  */
 #include "internal.h"
 #include "test.h"
@@ -46,8 +48,35 @@ static bool reserve_all(unsigned long end, unsigned int pageblock_order)
 	return max_managed % pb == 0;
 }
 
+/*
+ * A zone's last pageblock can be reserved (it lies inside the zone, to its
+ * last pfn); and a forced unreserve gives a reservation back in any zone,
+ * ZONE_DMA (zone 0) included.
+ */
+static void last_block_and_dma(void)
+{
+	struct mm_config c;
+	test_config_normal(&c, 0, 4096, 3, 3);
+	c.zones[ZONE_DMA] = c.zones[ZONE_NORMAL];        /* all of it ZONE_DMA instead */
+	c.zones[ZONE_NORMAL] = (struct mm_span){ 0, 0 };
+	struct mm *mm = test_create(&c);
+	struct zone *zone = mm_zone(mm, ZONE_DMA);
+	unsigned long pb = pageblock_nr_pages(mm);
+
+	reserve_highatomic_pageblock(zone, pfn_to_page(mm, 4096 - pb), 0);
+	CHECK_MSG(zone->nr_reserved_highatomic == pb, "the zone's last pageblock: %lu reserved, expected %lu",
+		  zone->nr_reserved_highatomic, pb);
+	CHECK_MM(mm, 3);
+	CHECK_MSG(unreserve_highatomic_pageblock(mm, ZONE_NORMAL, MIGRATE_MOVABLE, true),
+		  "a forced unreserve found nothing to give back in ZONE_DMA");
+	CHECK(zone->nr_reserved_highatomic == 0);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
 int main(void)
 {
+	last_block_and_dma();
 	unsigned int multiples = 0, cases = 0;
 	for (unsigned int pbo = 1; pbo <= 3; pbo++) {
 		unsigned int found = 0, other = 0;

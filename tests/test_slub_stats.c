@@ -9,7 +9,8 @@
  * slabs kmem_cache_get_info() reports, and a debug cache's free into a full
  * slab counted as free_add_partial, a remote free into another vCPU's cpu
  * slab counted as free_frozen, and a cpu partial slab put there by a free
- * and taken by the slow path (cpu_partial_free, cpu_partial_alloc) - the
+ * and taken by the slow path once the full cpu slab is dropped
+ * (cpu_partial_free, deactivate_bypass, cpu_partial_alloc) - the
  * mutation audit found these unchecked.
  */
 #include "mm/cpu.h"
@@ -116,6 +117,8 @@ int main(void)
 	full2[0] = kmem_cache_alloc(pc, GFP_KERNEL);    /* the cpu slab is full: from the partial list */
 	REQUIRE(full2[0]);
 	CHECK_MSG(delta(pc, st, CPU_PARTIAL_ALLOC) == 1, "cpu_partial_alloc +%ld", delta(pc, st, CPU_PARTIAL_ALLOC));
+	/* the full cpu slab it left was forgotten, not deactivated */
+	CHECK_MSG(delta(pc, st, DEACTIVATE_BYPASS) == 1, "deactivate_bypass +%ld", delta(pc, st, DEACTIVATE_BYPASS));
 	CHECK(delta(pc, st, ALLOC_SLOWPATH) == 1 && delta(pc, st, ALLOC_SLAB) == 0);
 	kmem_cache_free_bulk(pc, two, full2);
 	free(full2);

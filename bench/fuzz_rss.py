@@ -32,7 +32,6 @@ prints its stats, and the summary and --json cover the run so far).
   bench/fuzz_rss.py slub --time 1800 --interval 120 --json rss.json
 """
 import argparse
-import configparser
 import json
 import os
 import re
@@ -45,7 +44,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))     # fuzz_exec, also when loaded by path (its test)
+from bounded import libfuzzer_options as options_file  # noqa: E402
+from fuzz_exec import build  # noqa: E402
 from outputs import cannot_write  # noqa: E402
 import fuzz_targets  # noqa: E402
 
@@ -117,23 +118,7 @@ def last_execs(log_path):
 def libfuzzer_options(target):
     """-KEY=VALUE for the [libfuzzer] section of corpus/TARGET.options (what
     OSS-Fuzz passes), but rss_limit_mb: --rss-limit-mb sets that."""
-    cp = configparser.ConfigParser()
-    cp.read(os.path.join(ROOT, "corpus", target + ".options"))
-    if not cp.has_section("libfuzzer"):
-        return []
-    return ["-%s=%s" % (k, v) for k, v in cp.items("libfuzzer") if k != "rss_limit_mb"]
-
-
-def build(build_dir, target):
-    r = subprocess.run(["cmake", "--preset", "fuzz", "-B", build_dir], cwd=ROOT,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if r.returncode == 0:
-        r = subprocess.run(["cmake", "--build", build_dir, "--target", "fuzz_" + target], cwd=ROOT,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if r.returncode:
-        sys.stderr.write(r.stdout[-4000:])
-        return False
-    return True
+    return ["-%s=%s" % kv for kv in options_file(ROOT, target).items() if kv[0] != "rss_limit_mb"]
 
 
 def row(s):
@@ -164,7 +149,7 @@ def main():
         ap.error(cannot_write("--json", a.json))
     if not sys.platform.startswith("linux"):
         ap.error("needs Linux's /proc/PID/smaps")
-    if not a.no_build and not build(a.build_dir, a.target):
+    if not a.no_build and not build(a.build_dir, [a.target]):
         print("fuzz_rss: build of fuzz_%s failed" % a.target, file=sys.stderr)
         return 2
     binary = os.path.join(a.build_dir, "targets", "fuzz_" + a.target)

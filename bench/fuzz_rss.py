@@ -140,6 +140,7 @@ def main():
     ap.add_argument("--no-build", action="store_true", help="run what is built")
     ap.add_argument("--json", help="write the samples and the summary here")
     a = ap.parse_args()
+    a.build_dir = os.path.abspath(a.build_dir)       # the fuzzer runs in a temporary directory
     names = fuzz_targets.names(ROOT)
     if a.target not in names:
         ap.error("unknown target '%s' (targets: %s)" % (a.target, ", ".join(names)))

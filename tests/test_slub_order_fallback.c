@@ -11,8 +11,9 @@
  * is allocated at order 0, then the pages of odd pfn are given back (their
  * buddies stay allocated, so nothing merges).  A cache of 1024-byte objects
  * (order 3 preferred, order 0 minimum: 4 objects per slab, 2 or 3 with
- * ASan's redzones) then allocates 40 objects.  Each must lie inside one order-0 slab page, none twice, and
- * the checker at level 3 must find every slab's freelist inside its slab.
+ * ASan's redzones) then allocates 40 objects.  Each must lie inside one
+ * order-0 slab page, none twice, and the checker at level 3 must find
+ * every slab's freelist inside its slab.
  * The mutation audit (tools/mutants.py) found the path untested: an
  * off-by-one there (idx > page_limit) put an object past the slab's end.
  */
@@ -26,20 +27,6 @@
 #include "slub_test.h"
 
 enum { NOBJ = 40, OSZ = 1024 };
-
-/* SLUB_STATS: counted with MM_DEBUG >= 1 or the test hooks (false without). */
-static bool stats_on_for(struct kmem_cache *s)
-{
-	unsigned long st[NR_SLUB_STAT_ITEMS];
-	return kmem_cache_get_stats(s, st);
-}
-
-static unsigned long stat_for(struct kmem_cache *s, enum slub_stat_item i)
-{
-	unsigned long st[NR_SLUB_STAT_ITEMS];
-	kmem_cache_get_stats(s, st);
-	return st[i];
-}
 
 int main(void)
 {
@@ -74,8 +61,9 @@ int main(void)
 		memset(obj[i], 0xa0 + i, OSZ);
 	}
 	kmem_cache_get_info(s, &info);
-	if (stats_on_for(s))
-		CHECK_MSG(stat_for(s, ORDER_FALLBACK) > 0, "no ORDER_FALLBACK counted");
+	unsigned long st[NR_SLUB_STAT_ITEMS];
+	if (kmem_cache_get_stats(s, st))         /* SLUB_STATS: MM_DEBUG >= 1 or the test hooks */
+		CHECK_MSG(st[ORDER_FALLBACK] > 0, "no ORDER_FALLBACK counted");
 	CHECK_MSG(info.nr_slabs >= NOBJ / 4, "%lu slabs for %d objects: not the order-0 fallback",
 		  info.nr_slabs, NOBJ);
 	for (int i = 0; i < NOBJ; i++) {

@@ -92,5 +92,35 @@ class Enumerate(unittest.TestCase):
         self.assertGreater(n, 1000)
 
 
+class BuildFailure(unittest.TestCase):
+    # Real messages of gcc 12 and clang 14 (a comparison that is always
+    # true, a variable used uninitialised, a syntax error).
+    GCC = ("w.c:2:35: error: comparison of unsigned expression in '>= 0' is always true "
+           "[-Werror=type-limits]\ncc1: all warnings being treated as errors\n")
+    CLANG = ("w.c:1:27: error: variable 'x' is used uninitialized whenever 'if' condition "
+             "is false [-Werror,-Wsometimes-uninitialized]\n1 error generated.\n")
+    SYNTAX = "bad.c:1:8: error: expected declaration specifiers or '...' before '{' token\n"
+
+    def test_clang_flag(self):
+        self.assertEqual(mutants.werror_flags([self.CLANG]), "-Wsometimes-uninitialized")
+
+    def test_gcc_flag(self):
+        # gcc's form is [-Werror=flag]; it used to be reported as plain "-Werror".
+        self.assertEqual(mutants.werror_flags([self.GCC]), "-Wtype-limits")
+
+    def test_both_builds(self):
+        self.assertEqual(mutants.werror_flags([self.GCC, self.CLANG]),
+                         "-Wsometimes-uninitialized,-Wtype-limits")
+
+    def test_real_error_is_invalid(self):
+        self.assertIsNone(mutants.werror_flags([self.SYNTAX]))
+        self.assertIsNone(mutants.werror_flags([self.GCC, self.SYNTAX]))
+
+    def test_no_error_text(self):
+        # A build that failed without a compiler error (a link, ninja itself).
+        self.assertIsNone(mutants.werror_flags(["ninja: build stopped: subcommand failed.\n"]))
+        self.assertIsNone(mutants.werror_flags([]))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -217,6 +217,21 @@ def enumerate_mutants(rel, text):
     return found
 
 
+def werror_flags(failed):
+    """The warning flags that broke the builds whose outputs are FAILED, as
+    "-Wa,-Wb" - clang writes `[-Werror,-Wflag]`, gcc `[-Werror=flag]` - when
+    every error in them is a warning made an error (the mutant compiles
+    without -Werror: "killed-build"); None when any is a real compile error
+    or there is no error at all (the mutant is "invalid")."""
+    text = "".join(failed)
+    errors = re.findall(r"error: .*", text)
+    if not errors or not all("[-Werror" in e for e in errors):
+        return None
+    flags = set(re.findall(r"\[-Werror,(-W[\w+-]+)\]", text))
+    flags |= {"-W" + f for f in re.findall(r"\[-Werror=([\w+-]+)\]", text)}
+    return ",".join(sorted(flags)) or "-Werror"
+
+
 def run(cmd):
     """(exit status, stdout and stderr) of @cmd (git, cmake, ninja)."""
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -555,10 +570,9 @@ def main():
             r = dict(m)
             outs = [run(["ninja", "-C", b["dir"]]) for b in builds]
             failed = [out for rc, out in outs if rc]
-            errors = [e for out in failed for e in re.findall(r"error: .*", out)]
-            if failed and errors and all("[-Werror" in e for e in errors):
-                flags = sorted(set(re.findall(r"\[-Werror,(-W[\w-]+)", "".join(failed))))
-                r.update(status="killed-build", test=",".join(flags) or "-Werror", seconds=0)
+            werror = werror_flags(failed)
+            if werror:
+                r.update(status="killed-build", test=werror, seconds=0)
             elif failed:
                 r.update(status="invalid", test=None, seconds=0)
             elif objs and digest(objs) == before:

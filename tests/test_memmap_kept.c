@@ -30,49 +30,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "memmap_test.h"
 #include "test.h"
-
-/* ---- /proc/self/maps ---- */
-
-struct vma {
-	uintptr_t lo, hi;
-	bool rw;
-};
-
-static struct vma vmas[65536];
-static int nr_vmas;
-
-static void maps_load(void)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	REQUIRE(f != NULL);
-	char line[512];
-	nr_vmas = 0;
-	while (fgets(line, sizeof(line), f) && nr_vmas < (int)(sizeof(vmas) / sizeof(vmas[0]))) {
-		unsigned long lo, hi;
-		char perms[8];
-		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3)
-			continue;
-		vmas[nr_vmas++] = (struct vma){ lo, hi, perms[0] == 'r' && perms[1] == 'w' };
-	}
-	fclose(f);
-}
-
-/* 1: readable and writable, 0: mapped without access, -1: not mapped. */
-static int access_at(uintptr_t a)
-{
-	int lo = 0, hi = nr_vmas - 1;
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-		if (a < vmas[mid].lo)
-			hi = mid - 1;
-		else if (a >= vmas[mid].hi)
-			lo = mid + 1;
-		else
-			return vmas[mid].rw;
-	}
-	return -1;
-}
 
 /* Reads memory ASan has poisoned on purpose (hole struct pages). */
 __attribute__((no_sanitize("address"))) static bool all_zero(const unsigned char *p, size_t n)
@@ -101,7 +60,7 @@ static void check_access(const struct mm *mm, const char *what)
 {
 	size_t osp = (size_t)sysconf(_SC_PAGESIZE);
 	unsigned long wrong = 0, first_wrong = 0;
-	maps_load();
+	proc_maps_load();
 
 	CHECK_MSG((((uintptr_t)mm->arena - (mm->first_pfn << MM_PAGE_SHIFT)) & ((MM_PAGE_SIZE << mm->max_order) - 1)) == 0,
 		  "%s: arena %p, first pfn %#lx: PAGE_OFFSET not aligned to order %u", what, (void *)mm->arena,
@@ -113,7 +72,7 @@ static void check_access(const struct mm *mm, const char *what)
 		uintptr_t a = (uintptr_t)mm->arena_region + i * osp;
 		bool want = a >= (uintptr_t)mm->arena && a < (uintptr_t)mm->arena + mm->arena_len &&
 			    pfn_valid(mm, mm->first_pfn + ((a - (uintptr_t)mm->arena) >> MM_PAGE_SHIFT));
-		if (access_at(a) != (int)want && !wrong++)
+		if (proc_access_at(a) != (int)want && !wrong++)
 			first_wrong = i;
 	}
 	CHECK_MSG(wrong == 0, "%s: %lu frame OS pages with the wrong access, the first at page %lu of the mapping",
@@ -128,7 +87,7 @@ static void check_access(const struct mm *mm, const char *what)
 		long hi = (long)mm->first_pfn + (off + (long)osp - 1 >= 0 ? (off + (long)osp - 1) / sz
 								    : -((-(off + (long)osp - 1) + sz - 1) / sz));
 		bool want = any_valid(mm, lo, hi);
-		if (access_at(a) != (int)want && !wrong++)
+		if (proc_access_at(a) != (int)want && !wrong++)
 			first_wrong = i;
 	}
 	CHECK_MSG(wrong == 0, "%s: %lu memmap OS pages with the wrong access, the first at page %lu of the mapping",
@@ -140,7 +99,7 @@ static void check_access(const struct mm *mm, const char *what)
 		if (pfn_valid(mm, pfn))
 			continue;
 		const unsigned char *p = (const unsigned char *)(mm->memmap + (pfn - mm->first_pfn));
-		if (access_at((uintptr_t)p) == 1 && !all_zero(p, sizeof(struct page)))
+		if (proc_access_at((uintptr_t)p) == 1 && !all_zero(p, sizeof(struct page)))
 			wrong++;
 	}
 	CHECK_MSG(wrong == 0, "%s: %lu hole struct pages in readable memmap pages are not zero", what, wrong);
@@ -154,29 +113,6 @@ static void check_access(const struct mm *mm, const char *what)
 	CHECK_MSG(wrong == 0, "%s: %lu frames of a new instance are not zero", what, wrong);
 }
 
-/* Allocate every page (order 0, no watermark), write each, free them all. */
-static void use_all(struct mm *mm, const char *what)
-{
-	unsigned long n = 0, cap = mm->nr_valid;
-	struct page **pages = calloc(cap, sizeof(*pages));
-	REQUIRE(pages != NULL);
-	for (;;) {
-		struct page *pg = alloc_pages(mm, GFP_KERNEL | __GFP_MEMALLOC | __GFP_NORETRY | __GFP_NOWARN, 0);
-		if (!pg)
-			break;
-		REQUIRE(n < cap);
-		memset(page_address(mm, pg), 0x5a, MM_PAGE_SIZE);
-		pages[n++] = pg;
-	}
-	CHECK_MSG(n + 2000 > mm->nr_valid && n > 0, "%s: only %lu of %lu pages allocated", what, n, mm->nr_valid);
-	CHECK_MM(mm, 2);
-	for (unsigned long i = 0; i < n; i++)
-		__free_pages(mm, pages[i], 0);
-	drain_all_pages(mm, NULL);
-	CHECK_MM(mm, 3);
-	free(pages);
-}
-
 static struct mm *create(const struct mm_config *c, const char *what)
 {
 	char err[256];
@@ -187,21 +123,6 @@ static struct mm *create(const struct mm_config *c, const char *what)
 	check_access(mm, what);
 	CHECK_MM(mm, 3);
 	return mm;
-}
-
-static void machine(struct mm_config *c, unsigned long first, unsigned long end, unsigned int max_order)
-{
-	mm_config_default(c);
-	c->nr_cpus = 2;
-	c->max_order = max_order;
-	c->pageblock_order = max_order < 9 ? max_order : 9;
-	unsigned long q = first + (end - first) / 4;
-	c->zones[ZONE_DMA] = (struct mm_span){ first, q };
-	c->zones[ZONE_DMA32] = (struct mm_span){ q, 2 * q - first };
-	c->zones[ZONE_NORMAL] = (struct mm_span){ 2 * q - first, end };
-	c->zones[ZONE_MOVABLE] = (struct mm_span){ 0, 0 };
-	c->nr_holes = 0;
-	c->quiet = true;
 }
 
 static unsigned long rnd_state = 88172645463325252UL;
@@ -220,10 +141,10 @@ int main(void)
 	memmap_drop_kept();
 
 	/* A: 16k pages, no holes: every frame and struct page readable. */
-	machine(&a, 0, 16384, 10);
+	memmap_test_machine(&a, 0, 16384, 10);
 	struct mm *mm = create(&a, "A");
 	char *region_a = mm->arena_region;
-	use_all(mm, "A");
+	memmap_test_use_all(mm, "A");
 	mm_destroy(mm);
 
 	/* B: the same span with holes - some mid-OS-page in the memmap - in A's mapping. */
@@ -236,45 +157,45 @@ int main(void)
 	mm = create(&b, "B (holes where A had frames)");
 	CHECK_MSG(mm->arena_region == region_a, "B not built in A's kept mapping (%p, A %p)",
 		  (void *)mm->arena_region, (void *)region_a);
-	use_all(mm, "B");
+	memmap_test_use_all(mm, "B");
 	mm_destroy(mm);
 
 	/* A again: the holes' frames and struct pages readable again. */
 	mm = create(&a, "A again");
 	CHECK(mm->arena_region == region_a);
-	use_all(mm, "A again");
+	memmap_test_use_all(mm, "A again");
 	mm_destroy(mm);
 
 	/* C: smaller, another first pfn and max_order: placed inside A's mapping. */
-	machine(&c, 3, 8003, 8);
+	memmap_test_machine(&c, 3, 8003, 8);
 	c.nr_holes = 1;
 	c.holes[0] = (struct mm_span){ 4100, 4200 };
 	mm = create(&c, "C (inside A's mapping)");
 	CHECK_MSG(mm->arena_region == region_a, "C not placed in A's kept mapping");
-	use_all(mm, "C");
+	memmap_test_use_all(mm, "C");
 	mm_destroy(mm);
 
 	/* D: larger than anything kept: a fresh mapping. */
-	machine(&c, 1, 40001, 10);
+	memmap_test_machine(&c, 1, 40001, 10);
 	mm = create(&c, "D (larger)");
 	CHECK(mm->arena_region != region_a);
-	use_all(mm, "D");
+	memmap_test_use_all(mm, "D");
 	mm_destroy(mm);
 
 	/* E: over MEMMAP_KEEP_MAX (256 MiB of frames): unmapped at destroy. */
-	machine(&c, 0, 70000, 10);
+	memmap_test_machine(&c, 0, 70000, 10);
 	mm = create(&c, "E (not kept)");
 	char *region_e = mm->arena_region;
 	mm_destroy(mm);
-	maps_load();
-	CHECK_MSG(access_at((uintptr_t)region_e) == -1, "E's 273 MiB mapping still mapped after mm_destroy");
+	proc_maps_load();
+	CHECK_MSG(proc_access_at((uintptr_t)region_e) == -1, "E's 273 MiB mapping still mapped after mm_destroy");
 
 	/* Random machines: spans, first pfns, orders, holes. */
 	for (int i = 0; i < 40; i++) {
 		unsigned int mo = (unsigned int)rnd(MM_MAX_ORDER_LIMIT + 1);
 		unsigned long first = rnd(4) ? rnd(5000) : (1UL << 30) + rnd(4096);
 		unsigned long span = 64 + rnd(20000);
-		machine(&c, first, first + span, mo);
+		memmap_test_machine(&c, first, first + span, mo);
 		/* up to five holes inside the Normal zone */
 		unsigned long ns = c.zones[ZONE_NORMAL].start_pfn, ne = c.zones[ZONE_NORMAL].end_pfn;
 		unsigned long at = ns + rnd(64);
@@ -301,7 +222,7 @@ int main(void)
 	region_a = mm->arena_region;
 	mm_destroy(mm);
 	memmap_drop_kept();
-	maps_load();
-	CHECK_MSG(access_at((uintptr_t)region_a) == -1, "a kept mapping still mapped after memmap_drop_kept()");
+	proc_maps_load();
+	CHECK_MSG(proc_access_at((uintptr_t)region_a) == -1, "a kept mapping still mapped after memmap_drop_kept()");
 	TEST_DONE();
 }

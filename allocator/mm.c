@@ -66,6 +66,8 @@ int mm_fail(char *err, size_t errlen, const char *fmt, ...)
 
 int mm_config_validate(const struct mm_config *c, char *err, size_t errlen)
 {
+	if (!err)
+		errlen = 0;             /* the checks below write with snprintf(err, errlen, ...) */
 	if (!c)
 		return mm_fail(err, errlen, "config: NULL");
 	if (c->nr_cpus < 1 || c->nr_cpus > MM_MAX_CPUS)

@@ -45,6 +45,9 @@ static void rejected(const char *what, const struct mm_config *c, const char *ke
 	CHECK(mm_create(c, one, sizeof(one)) == NULL && one[0] == '\0');
 	CHECK(mm_create(c, NULL, 0) == NULL);
 	CHECK(mm_create(c, err, 0) == NULL);
+	/* No buffer, whatever the length says: refused, nothing written (mm.h). */
+	CHECK(mm_create(c, NULL, sizeof(err)) == NULL);
+	CHECK_MSG(mm_config_validate(c, NULL, sizeof(err)) != 0, "%s: validate, no buffer", what);
 }
 
 int main(void)

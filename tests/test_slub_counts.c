@@ -41,7 +41,7 @@ static struct kmem_cache *cache;
 static _Thread_local bool is_worker;
 static atomic_int request, done, stop;
 static atomic_long validations, errors;
-static char first_error[256];
+static char first_error[sizeof(((struct mm_report *)0)->msg)];
 
 static void yield_wait(enum mm_wait_reason why, const void *what, void *ctx)
 {

@@ -5,7 +5,9 @@
  * report counts (each BUG line and each FIX line counts one, as
  * slub_kunit's slab_errors), repair so a second validation is clean, bad
  * frees refused with the allocator intact, the naive double-free check of
- * hardened freelists, and the leak report of kmem_cache_destroy().
+ * hardened freelists, and the leak report of kmem_cache_destroy() (its
+ * count, and the printed lines: each held object and where it was
+ * allocated).
  *
  * Corruption is done through helpers ASan does not instrument: the test
  * plays a buggy client whose writes the ASan build would otherwise stop
@@ -473,6 +475,67 @@ static void test_leak_destroy(void)
 	mm_destroy(mm);
 }
 
+/*
+ * The leak report printed (a quiet instance only counts it): for a
+ * SLAB_STORE_USER cache, list_slab_objects() names each object still held,
+ * then where it was allocated (print_tracking()) - the line that says
+ * whose leak it is.  Run in a child with reports printed; its stderr read
+ * back.  The child writes the leaked object's address first.
+ */
+static void leak_report_child(void)
+{
+	struct mm_config c;
+	char err[256];
+	mm_config_default(&c);
+	c.quiet = false;
+	struct mm *mm = mm_create(&c, err, sizeof(err));
+	if (!mm)
+		_exit(2);
+	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_leak_track", 64, 0, SLAB_STORE_USER, NULL);
+	void *kept = s ? kmem_cache_alloc(s, GFP_KERNEL) : NULL;
+	void *freed = s ? kmem_cache_alloc(s, GFP_KERNEL) : NULL;
+	if (!kept || !freed)
+		_exit(3);
+	kmem_cache_free(s, freed);
+	struct kmem_cache_info info;
+	if (kmem_cache_get_info(s, &info))
+		_exit(4);
+	fprintf(stderr, "leaked %p of %u\n", kept, info.objects_per_slab);
+	kmem_cache_destroy(s);
+	kmem_cache_free(s, kept);
+	mm_destroy(mm);
+	_exit(0);
+}
+
+static void test_leak_report_tracks(void)
+{
+	static char out[1 << 16];
+	int status = test_run_child_stderr(leak_report_child, out, sizeof(out));
+	void *kept = NULL;
+	unsigned int objects = 0;
+
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "leak report child: status %#x:\n%s", status, out);
+	REQUIRE_MSG(sscanf(out, "leaked %p of %u", &kept, &objects) == 2 && kept, "no object address from the child:\n%s",
+		    out);
+	/* the whole line: a long cache name once cut it to "1 of 3" (for 32) */
+	char line0[160];
+	snprintf(line0, sizeof(line0), "Objects remaining in TestSlub_leak_track on kmem_cache_close(): 1 of %u objects\n",
+		 objects);
+	CHECK_MSG(strstr(out, line0) != NULL, "no \"%s\" line:\n%s", line0, out);
+	char obj[64];
+	snprintf(obj, sizeof(obj), "INFO: Object %p @offset=", kept);
+	const char *line = strstr(out, obj);
+	CHECK_MSG(line != NULL, "the held object is not named (\"%s\"):\n%s", obj, out);
+	if (!line)
+		return;
+	const char *next = strchr(line, '\n');
+	CHECK_MSG(next && strncmp(next + 1, "mmfuzz: INFO: Allocated in 0x", 29) == 0,
+		  "the held object's line is not followed by where it was allocated:\n%s", out);
+	/* only the one held object, and no free track: it was never freed */
+	CHECK_MSG(strstr(line + 1, "INFO: Object 0x") == NULL, "more than one object named:\n%s", out);
+	CHECK_MSG(strstr(line, "Freed in") == NULL, "a free track for an object never freed:\n%s", out);
+}
+
 static void test_store_user_and_trace(void)
 {
 	struct mm *mm = new_mm(NULL);
@@ -577,6 +640,7 @@ int main(void)
 	test_naive_double_free();
 	test_naive_double_free_debug();
 	test_leak_destroy();
+	test_leak_report_tracks();
 	test_store_user_and_trace();
 	test_padding_at_free_slab();
 	test_freelist_cycle();

@@ -10,8 +10,9 @@
  * slab counted as free_add_partial, a remote free into another vCPU's cpu
  * slab counted as free_frozen, and a cpu partial slab put there by a free
  * and taken by the slow path once the full cpu slab is dropped
- * (cpu_partial_free, deactivate_bypass, cpu_partial_alloc) - the
- * mutation audit found these unchecked.
+ * (cpu_partial_free, deactivate_bypass, cpu_partial_alloc), and a full
+ * cpu slab flushed (deactivate_full) - the mutation audit found these
+ * unchecked.
  */
 #include "mm/cpu.h"
 #include "slub_test.h"
@@ -123,6 +124,26 @@ int main(void)
 	kmem_cache_free_bulk(pc, two, full2);
 	free(full2);
 	kmem_cache_destroy(pc);
+
+	/* A cpu slab whose every object is out, flushed by kmem_cache_shrink():
+	 * deactivate_slab() has no free object to put back, so the slab goes
+	 * on no list - counted as deactivate_full, with one cpuslab_flush. */
+	struct kmem_cache *fc = kmem_cache_create(mm, "stats-full", 64, 0, 0, NULL);
+	REQUIRE(fc);
+	REQUIRE(kmem_cache_get_info(fc, &info) == 0);
+	void **one_slab = calloc(info.objects_per_slab, sizeof(*one_slab));
+	REQUIRE(one_slab);
+	for (unsigned int i = 0; i < info.objects_per_slab; i++)
+		REQUIRE((one_slab[i] = kmem_cache_alloc(fc, GFP_KERNEL)));
+	snapshot(fc, st);
+	CHECK(kmem_cache_shrink(fc) == 1);          /* a slab is left: its objects are out */
+	CHECK_MSG(delta(fc, st, DEACTIVATE_FULL) == 1, "deactivate_full +%ld", delta(fc, st, DEACTIVATE_FULL));
+	CHECK_MSG(delta(fc, st, CPUSLAB_FLUSH) == 1, "cpuslab_flush +%ld", delta(fc, st, CPUSLAB_FLUSH));
+	CHECK(delta(fc, st, DEACTIVATE_EMPTY) == 0 && delta(fc, st, DEACTIVATE_TO_HEAD) == 0 &&
+	      delta(fc, st, DEACTIVATE_TO_TAIL) == 0);
+	kmem_cache_free_bulk(fc, info.objects_per_slab, one_slab);
+	free(one_slab);
+	kmem_cache_destroy(fc);
 
 	/* kmem_cache_get_info() reports set_cpu_partial()'s slabs: the 6.6
 	 * object count for the size, as slabs assumed half full */

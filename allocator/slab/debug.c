@@ -176,14 +176,14 @@ static unsigned long slab_pfn(const struct kmem_cache *s, const struct page *sla
 static void print_slab_info(const struct kmem_cache *s, const struct page *slab)
 {
 	union slab_ctr ctr = slab_ctr(slab);
-	info(s, "Slab pfn %#lx objects=%u used=%u fp=0x%p flags=%#lx", slab_pfn(s, slab), ctr.c.objects,
+	info(s, "Slab pfn %#lx objects=%u used=%u fp=%p flags=%#lx", slab_pfn(s, slab), ctr.c.objects,
 	     ctr.c.inuse, slab_freelist(slab), slab->flags);
 }
 
 /* slab_err(): "BUG <cache>: <message>" about a slab. */
 void slab_err(struct kmem_cache *s, struct page *slab, const char *fmt, ...)
 {
-	char buf[96];
+	char buf[MM_REPORT_REASON_LEN];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -218,7 +218,7 @@ void object_err(struct kmem_cache *s, struct page *slab, void *object, const cha
 {
 	char *base = slab_address(s->mm, slab);
 
-	mm_report(s->mm, "slub", slab_pfn(s, slab), slab->flags, "BUG %s: %s: object 0x%p @offset=%ld",
+	mm_report(s->mm, "slub", slab_pfn(s, slab), slab->flags, "BUG %s: %s: object %p @offset=%ld",
 		  s->name, reason, object, (long)((char *)object - base));
 	print_slab_info(s, slab);
 	print_tracking(s, object);
@@ -227,7 +227,7 @@ void object_err(struct kmem_cache *s, struct page *slab, void *object, const cha
 /* slab_fix(): "FIX <cache>: <what was done>". */
 void slab_fix(struct kmem_cache *s, const char *fmt, ...)
 {
-	char buf[96];
+	char buf[MM_REPORT_REASON_LEN];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -239,7 +239,7 @@ void slab_fix(struct kmem_cache *s, const char *fmt, ...)
 /* A free of something that is no object of @s (or of no cache: @s NULL). */
 void slub_report_bad_free(struct mm *mm, struct kmem_cache *s, const void *x, const char *why)
 {
-	mm_report(mm, "slub", ~0UL, 0, "%s: %s: 0x%p (not freed)", s ? s->name : "kfree", why, x);
+	mm_report(mm, "slub", ~0UL, 0, "%s: %s: %p (not freed)", s ? s->name : "kfree", why, x);
 }
 
 /* ---------------------------------------------------------------- tracking */
@@ -293,7 +293,7 @@ static void trace(struct kmem_cache *s, struct page *slab, void *object, int all
 {
 	if (!(s->flags & SLAB_TRACE))
 		return;
-	fprintf(stderr, "mmfuzz: TRACE %s %s 0x%p inuse=%u fp=0x%p\n", s->name, alloc ? "alloc" : "free",
+	fprintf(stderr, "mmfuzz: TRACE %s %s %p inuse=%u fp=%p\n", s->name, alloc ? "alloc" : "free",
 		object, slab_inuse(slab), slab_freelist(slab));
 }
 
@@ -340,7 +340,7 @@ void setup_slab_debug(struct kmem_cache *s, struct page *slab, void *addr)
 static void restore_bytes(struct kmem_cache *s, const char *message, unsigned char data,
 			  unsigned char *from, unsigned char *to)
 {
-	slab_fix(s, "Restoring %s 0x%p-0x%p=0x%x", message, from, to - 1, data);
+	slab_fix(s, "Restoring %s %p-%p=0x%x", message, from, to - 1, data);
 	metadata_memset(from, data, (size_t)(to - from));
 }
 
@@ -362,9 +362,9 @@ static bool check_bytes_and_report(struct kmem_cache *s, struct page *slab, unsi
 		end--;
 
 	mm_report(s->mm, "slub", slab_pfn(s, slab), slab->flags,
-		  "BUG %s: %s overwritten: object 0x%p @offset=%ld: 0x%02x instead of 0x%02x",
+		  "BUG %s: %s overwritten: object %p @offset=%ld: 0x%02x instead of 0x%02x",
 		  s->name, what, object, (long)(fault - object), metadata_read_byte(fault), value);
-	info(s, "0x%p-0x%p @offset=%ld. First byte 0x%x instead of 0x%x", fault, end - 1,
+	info(s, "%p-%p @offset=%ld. First byte 0x%x instead of 0x%x", fault, end - 1,
 	     (long)(fault - object), metadata_read_byte(fault), value);
 	print_slab_info(s, slab);
 	print_tracking(s, object);
@@ -409,7 +409,7 @@ void slab_pad_check(struct kmem_cache *s, struct page *slab)
 		return;
 	while (end > fault && metadata_read_byte(end - 1) == POISON_INUSE)
 		end--;
-	slab_err(s, slab, "Padding overwritten. 0x%p-0x%p @offset=%ld", fault, end - 1, (long)(fault - start));
+	slab_err(s, slab, "Padding overwritten. %p-%p @offset=%ld", fault, end - 1, (long)(fault - start));
 	restore_bytes(s, "slab padding", POISON_INUSE, fault, end);
 }
 
@@ -614,7 +614,7 @@ bad:
 static bool free_consistency_checks(struct kmem_cache *s, struct page *slab, void *object)
 {
 	if (!check_valid_pointer(s, s->mm, slab, object)) {
-		slab_err(s, slab, "Invalid object pointer 0x%p", object);
+		slab_err(s, slab, "Invalid object pointer %p", object);
 		return false;
 	}
 	if (on_freelist(s, slab, object)) {
@@ -625,7 +625,7 @@ static bool free_consistency_checks(struct kmem_cache *s, struct page *slab, voi
 		return false;
 	if (unlikely(s != slab->slab_cache)) {
 		if (!PageSlab(slab))
-			slab_err(s, slab, "Attempt to free object(0x%p) outside of slab", object);
+			slab_err(s, slab, "Attempt to free object(%p) outside of slab", object);
 		else
 			object_err(s, slab, object, "page slab pointer corrupt.");
 		return false;
@@ -672,7 +672,7 @@ out_cnt:
 	}
 out:
 	if (!checks_ok)
-		slab_fix(s, "Object at 0x%p not freed", object);
+		slab_fix(s, "Object at %p not freed", object);
 	return checks_ok;
 }
 
@@ -886,7 +886,7 @@ void list_slab_objects(struct kmem_cache *s, struct page *slab)
 		map[obj_to_index(s, addr, p)] = 1;
 	for_each_object(p, s, addr, objects) {
 		if (!map[obj_to_index(s, addr, p)]) {
-			info(s, "Object 0x%p @offset=%ld", p, (long)((char *)p - addr));
+			info(s, "Object %p @offset=%ld", p, (long)((char *)p - addr));
 			print_tracking(s, p);
 		}
 	}

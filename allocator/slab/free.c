@@ -29,7 +29,7 @@ bool slab_free_naive_double_free(struct kmem_cache *s, struct page *slab, void *
 	if (likely(object != fp) || !s->fp_swab_mask)
 		return false;
 	mm_report(s->mm, "slub", __page_to_pfn(s->mm, slab), slab->flags,
-		  "%s: double free or corruption: object 0x%p is already the freelist head (not freed)",
+		  "%s: double free or corruption: object %p is already the freelist head (not freed)",
 		  s->name, object);
 	return true;
 #endif

@@ -136,6 +136,8 @@ struct zone;
 /* ---- instances (allocator/mm.c) ---- */
 void mm_config_default(struct mm_config *c);   /* four small zones, a hole, first pfn != 0 */
 void mm_config_tiny(struct mm_config *c);      /* ~1k pages, for fuzzers */
+/* 0 or -1; mm_create() NULL.  A refusal's reason goes to @err (@errlen
+ * bytes, terminated); @err may be NULL whatever @errlen says. */
 int mm_config_validate(const struct mm_config *c, char *err, size_t errlen);
 struct mm *mm_create(const struct mm_config *c, char *err, size_t errlen);
 void mm_destroy(struct mm *mm);
@@ -279,12 +281,13 @@ unsigned long mm_zone_page_state(const struct mm *mm, enum zone_type z, enum zon
 unsigned long mm_vm_event(const struct mm *mm, enum vm_event_item item);
 
 /* ---- reports for bad input (page/bad_page.c) ---- */
+#define MM_REPORT_REASON_LEN 256        /* a report's text after its kind and page: room for long cache names */
 struct mm_report {
 	char kind[32];                  /* "bad_page", "bad_free", ... */
-	char reason[96];                /* the kernel's words where it has them */
+	char reason[MM_REPORT_REASON_LEN];  /* the kernel's words where it has them */
 	unsigned long pfn;              /* ~0UL if there is none */
 	unsigned long flags;            /* page->flags if there is a page */
-	char msg[256];                  /* the whole report line */
+	char msg[384];                  /* the whole report line */
 };
 unsigned long mm_nr_reports(const struct mm *mm);
 const struct mm_report *mm_last_report(const struct mm *mm);

@@ -4,7 +4,8 @@
  * populated entries, return the number of populated entries, never touch
  * the array past nr_pages (guard words, and an exact-size heap array for
  * ASan), an already-full array, exhaustion half-way, the list variant, and
- * bulk vs N single allocations leaving the same state and counters; a
+ * bulk vs N single allocations leaving the same state and counters, for a
+ * gfp of each zone; a
  * list free drops the pcp lock every 32 pages and at each change of zone,
  * counting the 32 afresh; release_pages() frees its array last entry first.
  */
@@ -152,16 +153,26 @@ static void test_exhaustion(void)
 }
 
 /* Bulk and N single calls leave the same pages, state and counters. */
-static void test_bulk_equals_singles(void)
+/*
+ * Bulk and single allocations of the same gfp end the same, whichever zone
+ * the gfp allows at most: __alloc_pages_bulk() looks at every zone from
+ * the gfp's highest down to ZONE_DMA (zone 0 too: a __GFP_DMA request has
+ * nowhere else to go).
+ */
+static void test_bulk_equals_singles(gfp_t gfp, enum zone_type want_zone)
 {
 	struct mm *a = make_default(), *b = make_default();
 	enum { K = 77 };
 	struct page *pa[K] = { 0 }, *pb[K];
-	CHECK(alloc_pages_bulk_array(a, GFP_KERNEL, K, pa) == K);
+	unsigned long got = alloc_pages_bulk_array(a, gfp, K, pa);
+	CHECK_MSG(got == K, "gfp %#x: bulk allocated %lu of %d", (unsigned int)gfp, got, K);
 	for (int i = 0; i < K; i++)
-		REQUIRE((pb[i] = alloc_pages(b, GFP_KERNEL, 0)));
-	for (int i = 0; i < K; i++)
-		CHECK(page_to_pfn(a, pa[i]) == page_to_pfn(b, pb[i]));
+		REQUIRE((pb[i] = alloc_pages(b, gfp, 0)));
+	for (int i = 0; i < K; i++) {
+		CHECK(pa[i] && page_to_pfn(a, pa[i]) == page_to_pfn(b, pb[i]));
+		CHECK_MSG(!pa[i] || page_zonenum(pa[i]) == want_zone, "gfp %#x: page %d from zone %d, want %d",
+			  (unsigned int)gfp, i, pa[i] ? (int)page_zonenum(pa[i]) : -1, (int)want_zone);
+	}
 	for (int z = 0; z < MAX_NR_ZONES; z++) {
 		struct zone *za = mm_zone(a, z), *zb = mm_zone(b, z);
 		CHECK(zone_free_pages(za) == zone_free_pages(zb));
@@ -172,7 +183,7 @@ static void test_bulk_equals_singles(void)
 		CHECK(ia.count == ib.count);
 	}
 	CHECK(mm_vm_event(a, PGALLOC) == mm_vm_event(b, PGALLOC));
-	release_pages(a, pa, K);
+	release_pages(a, pa, got);
 	for (int i = 0; i < K; i++)
 		__free_pages(b, pb[i], 0);
 	CHECK(mm_vm_event(a, PGFREE) == mm_vm_event(b, PGFREE));
@@ -359,7 +370,10 @@ int main(void)
 	test_exact_heap_array();
 	test_list_variant();
 	test_exhaustion();
-	test_bulk_equals_singles();
+	test_bulk_equals_singles(GFP_KERNEL, ZONE_NORMAL);
+	test_bulk_equals_singles(GFP_KERNEL | __GFP_DMA32, ZONE_DMA32);
+	test_bulk_equals_singles(GFP_KERNEL | __GFP_DMA, ZONE_DMA);
+	test_bulk_equals_singles(GFP_HIGHUSER_MOVABLE, ZONE_MOVABLE);
 	test_release_bad();
 	test_release_order();
 #ifdef MM_TEST_HOOKS

@@ -6,8 +6,8 @@
  * low watermark when min_free_kbytes or watermark_scale_factor change and
  * being split over the online vCPUs,
  * the buddy prefetch
- * option, free_factor scaling the trims without a cap (6.6), isolated pageblocks bypassing the lists (single frees, release_pages and free_unref_page_list), and P1 catching a
- * corrupted count.
+ * option, free_factor scaling the trims without a cap (6.6), isolated pageblocks bypassing the lists (single frees, release_pages and free_unref_page_list), P1 catching a
+ * corrupted count, and mm_reset() leaving each pcp as a fresh instance's.
  */
 #include <string.h>
 
@@ -475,6 +475,51 @@ static void test_p1_detects(void)
 	mm_destroy(mm);
 }
 
+/*
+ * mm_reset() leaves every pcp as mm_create() does - the checker's
+ * bookkeeping too: high_seen and batch_seen, the largest high and batch
+ * since the lists last fell under high, which widen P1's bound.  A stale
+ * one after a reset would leave the next input a looser P1 than a fresh
+ * instance gives it (and a different level-2 signature).  Here an input
+ * raised high and batch and filled the lists; after the reset each field
+ * must match a fresh instance's.
+ */
+static void test_reset_like_fresh(void)
+{
+	struct mm *mm = make(0, 0, false), *fresh = make(0, 0, false);
+	enum { N = 600 };
+	static struct page *pages[N];
+
+	REQUIRE(mm_pcp_update(mm, 1000, 100) == 0);
+	for (int i = 0; i < N; i++)
+		REQUIRE((pages[i] = alloc_pages(mm, GFP_KERNEL, 0)));
+	for (int i = 0; i < N; i++)
+		__free_pages(mm, pages[i], 0);
+	CHECK(pcp_count(mm, ZONE_NORMAL) > 64);
+	REQUIRE(mm_reset(mm) == 0);
+	for (int z = 0; z < MAX_NR_ZONES; z++) {
+		struct zone *za = mm_zone(mm, (enum zone_type)z), *zf = mm_zone(fresh, (enum zone_type)z);
+		if (!za->per_cpu_pageset)
+			continue;
+		for (unsigned int cpu = 0; cpu < mm_get_config(mm)->nr_cpus; cpu++) {
+			struct per_cpu_pages *a = per_cpu_ptr(za->per_cpu_pageset, cpu);
+			struct per_cpu_pages *f = per_cpu_ptr(zf->per_cpu_pageset, cpu);
+			CHECK_MSG(a->count == f->count && a->free_factor == f->free_factor &&
+					  atomic_load(&a->high) == atomic_load(&f->high) &&
+					  atomic_load(&a->batch) == atomic_load(&f->batch),
+				  "zone %d cpu %u after mm_reset: count %d high %d batch %d free_factor %d; fresh %d %d %d %d", z,
+				  cpu, a->count, atomic_load(&a->high), atomic_load(&a->batch), a->free_factor, f->count,
+				  atomic_load(&f->high), atomic_load(&f->batch), f->free_factor);
+			CHECK_MSG(a->high_seen == f->high_seen && a->batch_seen == f->batch_seen,
+				  "zone %d cpu %u after mm_reset: high_seen %d batch_seen %d, fresh %d %d", z, cpu,
+				  a->high_seen, a->batch_seen, f->high_seen, f->batch_seen);
+		}
+	}
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+	mm_destroy(fresh);
+}
+
 int main(void)
 {
 	test_refill_and_trim();
@@ -487,5 +532,6 @@ int main(void)
 	test_isolated_bypass();
 	test_free_factor_scaling();
 	test_p1_detects();
+	test_reset_like_fresh();
 	TEST_DONE();
 }

@@ -327,6 +327,61 @@ static void expect_clean(const char *name, scenario_fn fn)
 	const char *out = run_child(fn, &status);
 	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status %d:\n%s", name, status, out);
 }
+/*
+ * The quarantine's byte count survives draining one cache out of it
+ * (kmem_cache_shrink(), as quarantine_remove_cache()): what it keeps of
+ * the other caches still counts against kasan_quarantine=BYTES.  B's
+ * objects 0..9 and A's go in, A is drained, B's 10..19 go in: B's twenty
+ * fill the quarantine to its limit exactly, and the twenty-first evicts
+ * B's object 0, which the next allocation (the cpu freelist's head) then
+ * returns.  Had the drain forgotten B's first ten, nothing would be
+ * evicted yet and the allocation would return a fresh object.
+ */
+static void quarantine_count_after_drain(void)
+{
+	enum { N = 20 };
+	struct mm *mm = new_mm_child(NULL);
+	struct kmem_cache *a = kmem_cache_create(mm, "q-a", 64, 0, 0, NULL);
+	struct kmem_cache *b = kmem_cache_create(mm, "q-b", 64, 0, 0, NULL);
+	struct kmem_cache_info ia, ib;
+	char opt[64], err[128];
+	void *ob[N + 1], *oa[N / 2];
+
+	if (!a || !b || kmem_cache_get_info(a, &ia) || kmem_cache_get_info(b, &ib) || ia.size != ib.size)
+		_exit(3);
+	snprintf(opt, sizeof(opt), "kasan_quarantine=%u", N * ib.size);
+	if (mm_slub_configure(mm, opt, err, sizeof(err)))
+		_exit(4);
+	for (int i = 0; i <= N; i++)
+		if (!(ob[i] = kmem_cache_alloc(b, GFP_KERNEL)))
+			_exit(5);
+	for (int i = 0; i < N / 2; i++)
+		if (!(oa[i] = kmem_cache_alloc(a, GFP_KERNEL)))
+			_exit(5);
+	for (int i = 0; i < N / 2; i++)
+		kmem_cache_free(b, ob[i]);
+	for (int i = 0; i < N / 2; i++)
+		kmem_cache_free(a, oa[i]);
+	kmem_cache_shrink(a);                        /* A's ten leave the quarantine */
+	for (int i = N / 2; i < N; i++)
+		kmem_cache_free(b, ob[i]);               /* B's twenty: the limit, to the byte */
+	void *fresh = kmem_cache_alloc(b, GFP_KERNEL);  /* nothing evicted yet */
+	if (fresh == ob[0]) {
+		fprintf(stderr, "B's first object left the quarantine early\n");
+		_exit(6);
+	}
+	kmem_cache_free(b, ob[N]);                   /* the twenty-first: B's object 0 is evicted */
+	void *again = kmem_cache_alloc(b, GFP_KERNEL);
+	if (again != ob[0]) {
+		fprintf(stderr, "after the limit was passed, the allocation returned %p, not B's first object %p: "
+			"the quarantine still holds it\n", again, ob[0]);
+		_exit(7);
+	}
+	kmem_cache_free(b, again);
+	kmem_cache_free(b, fresh);
+	mm_destroy(mm);
+}
+
 
 int main(void)
 {
@@ -351,6 +406,7 @@ int main(void)
 	expect_clean("no quarantine: reuse", no_quarantine_reuse);
 	expect_clean("exact use", exact_use_is_fine);
 	expect_clean("quarantine on debug caches", quarantine_debug_caches);
+	expect_clean("quarantine count after a cache's drain", quarantine_count_after_drain);
 	TEST_DONE();
 }
 #else

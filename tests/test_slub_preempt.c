@@ -15,7 +15,8 @@
  *  - a free after the vCPU's cpu slab was flushed must take the slow path
  *    (2007's flipped test; slub-free-cond-flipped);
  *  - a seeded storm of interrupts and migrations at every point over
- *    alloc, free, bulk and kmalloc, with content patterns and the checker.
+ *    alloc, free, bulk and kmalloc, with content patterns and the checker;
+ *  - the fast paths pass their three points, in order.
  * Every scenario ends with mm_check level 3 and exact object accounting.
  */
 #include <pthread.h>
@@ -472,6 +473,73 @@ static void test_cpu_dead(void)
 	mm_destroy(mm);
 }
 
+/* ---------------------------------------------------------------- the fast paths' points */
+#ifdef MM_TEST_HOOKS       /* without the hooks there are no points to pass */
+
+/*
+ * The windows the scenarios above and the fuzz targets aim at exist only
+ * where the fast paths call their preemption points: a fast-path
+ * kmem_cache_alloc() and kmem_cache_free() each pass TID_READ twice
+ * (between reading the tid and the cpu area, the 2015 window, and after
+ * both), then BEFORE_CMPXCHG and AFTER_CMPXCHG once, in that order (the
+ * window after the cmpxchg is where an interrupt finds the freelist
+ * already advanced).
+ */
+struct trace {
+	enum mm_pp seen[16];
+	int n;
+};
+
+static void trace_hook(struct mm *mm, enum mm_pp point, void *ctx)
+{
+	struct trace *t = ctx;
+	(void)mm;
+	if ((point == MM_PP_TID_READ || point == MM_PP_BEFORE_CMPXCHG || point == MM_PP_AFTER_CMPXCHG) &&
+	    t->n < (int)(sizeof(t->seen) / sizeof(t->seen[0])))
+		t->seen[t->n++] = point;
+}
+
+static void expect_trace(const struct trace *t, const char *what)
+{
+	static const enum mm_pp want[] = { MM_PP_TID_READ, MM_PP_TID_READ, MM_PP_BEFORE_CMPXCHG, MM_PP_AFTER_CMPXCHG };
+	enum { W = sizeof(want) / sizeof(want[0]) };
+	bool same = t->n == W;
+	for (int i = 0; same && i < W; i++)
+		same = t->seen[i] == want[i];
+	char got[128] = "";
+	for (int i = 0, off = 0; i < t->n && off < (int)sizeof(got) - 24; i++)
+		off += snprintf(got + off, sizeof(got) - (size_t)off, " %s", mm_pp_name(t->seen[i]));
+	CHECK_MSG(same, "%s: fast-path points%s; want TID_READ TID_READ BEFORE_CMPXCHG AFTER_CMPXCHG", what, got);
+}
+
+static void test_fastpath_points(void)
+{
+	struct mm *mm = new_mm(2);
+	struct kmem_cache *s = kmem_cache_create(mm, "pp-trace", 64, 0, 0, NULL);
+	struct trace t = { .n = 0 };
+	REQUIRE(s);
+	void *warm = kmem_cache_alloc(s, GFP_KERNEL);   /* a cpu slab with free objects */
+	REQUIRE(warm);
+
+	mm_set_sched_hook(mm, trace_hook, &t);
+	void *p = kmem_cache_alloc(s, GFP_KERNEL);
+	mm_set_sched_hook(mm, NULL, NULL);
+	REQUIRE(p);
+	expect_trace(&t, "kmem_cache_alloc");
+
+	t.n = 0;
+	mm_set_sched_hook(mm, trace_hook, &t);
+	kmem_cache_free(s, p);
+	mm_set_sched_hook(mm, NULL, NULL);
+	expect_trace(&t, "kmem_cache_free");
+
+	kmem_cache_free(s, warm);
+	kmem_cache_destroy(s);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+#endif
+
 int main(void)
 {
 	test_cpu_dead();
@@ -480,5 +548,8 @@ int main(void)
 	test_remote_free_vs_acquire();
 	test_free_after_flush();
 	test_storm();
+#ifdef MM_TEST_HOOKS
+	test_fastpath_points();
+#endif
 	TEST_DONE();
 }

@@ -476,6 +476,34 @@ static void test_p1_detects(void)
 }
 
 /*
+ * The boundary of nr_pcp_free()'s clamp: high exactly twice batch is the
+ * kernel's case (min_nr_free == max_nr_free == batch), not the "high <
+ * 2 * batch" fallback that trims to just under high.  So with high 16,
+ * batch 8, a list that reaches 16 is trimmed by a whole batch, to 8 -
+ * every time, since a trim of high - batch keeps free_factor at 0.
+ */
+static void test_trim_at_twice_batch(void)
+{
+	struct mm *mm = make(0, 0, false);
+	enum { N = 40 };
+	struct page *pages[N];
+
+	REQUIRE(mm_pcp_update(mm, 16, 8) == 0);
+	for (int i = 0; i < N; i++)
+		REQUIRE((pages[i] = alloc_pages(mm, GFP_KERNEL, 0)));
+	drain_all_pages(mm, NULL);
+	REQUIRE(pcp_count(mm, ZONE_NORMAL) == 0);
+	for (int i = 0; i < N; i++) {
+		__free_pages(mm, pages[i], 0);
+		int n = i + 1, want = n < 16 ? n : 8 + (n - 16) % 8;
+		CHECK_MSG(pcp_count(mm, ZONE_NORMAL) == want, "high 16, batch 8: after %d frees the list holds %d, want %d",
+			  n, pcp_count(mm, ZONE_NORMAL), want);
+	}
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+/*
  * mm_reset() leaves every pcp as mm_create() does - the checker's
  * bookkeeping too: high_seen and batch_seen, the largest high and batch
  * since the lists last fell under high, which widen P1's bound.  A stale
@@ -533,5 +561,6 @@ int main(void)
 	test_free_factor_scaling();
 	test_p1_detects();
 	test_reset_like_fresh();
+	test_trim_at_twice_batch();
 	TEST_DONE();
 }

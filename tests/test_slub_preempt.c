@@ -16,7 +16,8 @@
  *    (2007's flipped test; slub-free-cond-flipped);
  *  - a seeded storm of interrupts and migrations at every point over
  *    alloc, free, bulk and kmalloc, with content patterns and the checker;
- *  - the fast paths pass their three points, in order.
+ *  - the fast paths pass their points, in order, and a flush passes one
+ *    slab cmpxchg per slab it deactivates or unfreezes.
  * Every scenario ends with mm_check level 3 and exact object accounting.
  */
 #include <pthread.h>
@@ -538,6 +539,51 @@ static void test_fastpath_points(void)
 	CHECK_MM(mm, 3);
 	mm_destroy(mm);
 }
+
+/*
+ * The flush's slab cmpxchgs, each a window for a remote free: flushing a
+ * vCPU (kmem_cache_shrink()) with a full cpu slab and two cpu partial
+ * slabs passes SLAB_CMPXCHG three times - deactivate_slab() of the cpu
+ * slab once, __unfreeze_partials() once per partial slab.
+ */
+static void count_hook(struct mm *mm, enum mm_pp point, void *ctx)
+{
+	(void)mm;
+	if (point == MM_PP_SLAB_CMPXCHG)
+		(*(int *)ctx)++;
+}
+
+static void test_flush_points(void)
+{
+	struct mm *mm = new_mm(2);
+	struct kmem_cache *s = kmem_cache_create(mm, "pp-flush", 64, 0, 0, NULL);
+	REQUIRE(s);
+	unsigned int per = per_slab(s), n = 3 * per;
+	void **o = calloc(n, sizeof(*o));
+	REQUIRE(o);
+	for (unsigned int i = 0; i < n; i++)          /* slabs A and B full, C the cpu slab, full */
+		REQUIRE((o[i] = kmem_cache_alloc(s, GFP_KERNEL)));
+	kmem_cache_free(s, o[0]);                     /* A and B onto the cpu partial list */
+	kmem_cache_free(s, o[per]);
+	o[0] = o[per] = NULL;
+	unsigned long st[NR_SLUB_STAT_ITEMS];
+	if (kmem_cache_get_stats(s, st))              /* where SLUB's statistics are compiled in */
+		CHECK_MSG(st[CPU_PARTIAL_FREE] == 2, "the two frees did not both go to the cpu partial list "
+			  "(cpu_partial_free %lu)", st[CPU_PARTIAL_FREE]);
+	int hits = 0;
+	mm_set_sched_hook(mm, count_hook, &hits);
+	kmem_cache_shrink(s);
+	mm_set_sched_hook(mm, NULL, NULL);
+	CHECK_MSG(hits == 3, "a flush of a full cpu slab and two cpu partial slabs passed SLAB_CMPXCHG %d times, want 3",
+		  hits);
+	for (unsigned int i = 0; i < n; i++)
+		if (o[i])
+			kmem_cache_free(s, o[i]);
+	free(o);
+	kmem_cache_destroy(s);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
 #endif
 
 int main(void)
@@ -550,6 +596,7 @@ int main(void)
 	test_storm();
 #ifdef MM_TEST_HOOKS
 	test_fastpath_points();
+	test_flush_points();
 #endif
 	TEST_DONE();
 }

@@ -108,6 +108,13 @@ class BuildFailure(unittest.TestCase):
         # gcc's form is [-Werror=flag]; it used to be reported as plain "-Werror".
         self.assertEqual(mutants.werror_flags([self.GCC]), "-Wtype-limits")
 
+    def test_gcc_flag_with_level(self):
+        # A warning that takes a level ends in "=" (seed 9's slab/free.c:211).
+        out = ("allocator/cpu/spinlock.h:79:9: error: '__atomic_store_8' writing 8 bytes into a region of "
+               "size 0 overflows the destination [-Werror=stringop-overflow=]\n"
+               "cc1: all warnings being treated as errors\n")
+        self.assertEqual(mutants.werror_flags([out]), "-Wstringop-overflow")
+
     def test_both_builds(self):
         self.assertEqual(mutants.werror_flags([self.GCC, self.CLANG]),
                          "-Wsometimes-uninitialized,-Wtype-limits")

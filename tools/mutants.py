@@ -228,7 +228,8 @@ def werror_flags(failed):
     if not errors or not all("[-Werror" in e for e in errors):
         return None
     flags = set(re.findall(r"\[-Werror,(-W[\w+-]+)\]", text))
-    flags |= {"-W" + f for f in re.findall(r"\[-Werror=([\w+-]+)\]", text)}
+    # gcc names a warning that takes a level with its "=": [-Werror=stringop-overflow=]
+    flags |= {"-W" + f for f in re.findall(r"\[-Werror=([\w+-]+)=?\]", text)}
     return ",".join(sorted(flags)) or "-Werror"
 
 

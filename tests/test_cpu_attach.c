@@ -274,11 +274,40 @@ static void destroy_current(void)
 	mm_task_destroy(t);
 }
 
+/* mm_destroy() / mm_reset() while another task ("holder") still holds vCPU 1. */
+static struct mm *held_by_other(void)
+{
+	struct mm *mm = test_make_mm(2, true);
+	struct mm_task *t = mm_task_create("holder");
+	struct mm_task *prev = mm_task_switch(t);
+	if (mm_cpu_attach(mm, 1) != 1)
+		_exit(3);
+	mm_task_switch(prev);
+	return mm;
+}
+
+static void destroy_mm_held(void)
+{
+	mm_destroy(held_by_other());
+}
+
+static void reset_mm_held(void)
+{
+	mm_reset(held_by_other());
+}
+
 static void test_destroy_busy(void)
 {
 	const char *bug = "mm_task_destroy: the task still holds a vCPU or is running";
 	CHECK_MSG(child_bugs(destroy_holder, bug), "destroying a task that holds a vCPU is not a BUG");
 	CHECK_MSG(child_bugs(destroy_current, bug), "destroying the running task is not a BUG");
+	/* An instance whose vCPU another task holds: the BUG names the vCPU and the task (MM_DEBUG >= 1). */
+	if (MM_DEBUG >= 1) {
+		CHECK_MSG(child_bugs(destroy_mm_held, "mm_destroy: vCPU 1 still held by task holder"),
+			  "mm_destroy() of an instance whose vCPU another task holds is not a BUG naming them");
+		CHECK_MSG(child_bugs(reset_mm_held, "mm_reset: vCPU 1 still held by task holder"),
+			  "mm_reset() of an instance whose vCPU another task holds is not a BUG naming them");
+	}
 }
 
 /* ---- mm_cpu_print_stats(): a line per vCPU, then the total ---- */

@@ -291,6 +291,43 @@ static void test_layout(void)
 	mm_destroy(mm);
 }
 
+/*
+ * The refusals' words: where the instance prints (not quiet),
+ * kmem_cache_create() says why it refused, one line each.  In a child,
+ * stderr read back.
+ */
+static void bad_args_child(void)
+{
+	struct mm_config c;
+	char err[256];
+	mm_config_default(&c);
+	c.quiet = false;
+	struct mm *mm = mm_create(&c, err, sizeof(err));
+	if (!mm)
+		_exit(2);
+	bool all_null = !kmem_cache_create(mm, NULL, 64, 0, 0, NULL) && !kmem_cache_create(mm, "", 64, 0, 0, NULL) &&
+			!kmem_cache_create(mm, "bad-size", 0, 0, 0, NULL) &&
+			!kmem_cache_create(mm, "bad-align", 64, 24, 0, NULL) &&
+			!kmem_cache_create(mm, "too-big", 1u << 30, 0, 0, NULL);
+	mm_destroy(mm);
+	_exit(all_null ? 0 : 3);
+}
+
+static void test_bad_args_said(void)
+{
+	static char out[8192];
+	int status = test_run_child_stderr(bad_args_child, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "bad-argument child: status %#x:\n%s", status, out);
+	static const char *const said[] = {
+		"mmfuzz: kmem_cache_create: a cache needs a name\nmmfuzz: kmem_cache_create: a cache needs a name\n",
+		"mmfuzz: kmem_cache_create(bad-size): size 0 out of range 1..",
+		"mmfuzz: kmem_cache_create(bad-align): align 24 is not a power of two\n",
+		"mmfuzz: kmem_cache_create(too-big): size 1073741824 out of range 1..",
+	};
+	for (unsigned int i = 0; i < sizeof(said) / sizeof(said[0]); i++)
+		CHECK_MSG(strstr(out, said[i]) != NULL, "no \"%s\" in what the refusals printed:\n%s", said[i], out);
+}
+
 /* mm_reset keeps the caches, empty - a SLAB_STORE_USER cache's list of
  * full slabs too; they work again afterwards. */
 static void test_reset(void)
@@ -370,6 +407,7 @@ int main(void)
 	test_fast_and_slow("irqoff");
 	test_random_order();
 	test_layout();
+	test_bad_args_said();
 	test_reset();
 	test_checker_sees_corruption();
 	TEST_DONE();

@@ -479,8 +479,11 @@ static void test_leak_destroy(void)
  * The leak report printed (a quiet instance only counts it): for a
  * SLAB_STORE_USER cache, list_slab_objects() names each object still held,
  * then where it was allocated (print_tracking()) - the line that says
- * whose leak it is.  Run in a child with reports printed; its stderr read
- * back.  The child writes the leaked object's address first.
+ * whose leak it is - and no free track for an object never freed, though
+ * its memory held a freed object of a destroyed cache before
+ * (init_tracking() clears both tracks of a new slab's objects).  Run in a
+ * child with reports printed; its stderr read back.  The child writes the
+ * leaked object's address first.
  */
 static void leak_report_child(void)
 {
@@ -491,6 +494,17 @@ static void leak_report_child(void)
 	struct mm *mm = mm_create(&c, err, sizeof(err));
 	if (!mm)
 		_exit(2);
+	/* A cache before it leaves its slabs' tracks behind: every object allocated and freed. */
+	struct kmem_cache *prev = kmem_cache_create(mm, "TestSlub_leak_prev", 64, 0, SLAB_STORE_USER, NULL);
+	void *po[64];
+	if (!prev)
+		_exit(3);
+	for (int i = 0; i < 64; i++)
+		if (!(po[i] = kmem_cache_alloc(prev, GFP_KERNEL)))
+			_exit(3);
+	for (int i = 0; i < 64; i++)
+		kmem_cache_free(prev, po[i]);
+	kmem_cache_destroy(prev);
 	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_leak_track", 64, 0, SLAB_STORE_USER, NULL);
 	void *kept = s ? kmem_cache_alloc(s, GFP_KERNEL) : NULL;
 	void *freed = s ? kmem_cache_alloc(s, GFP_KERNEL) : NULL;

@@ -610,7 +610,7 @@ static void test_padding_at_free_slab(void)
  * counters agree with the list (S1), the slab stays partial (S2) and a
  * second validation finds nothing.  Before, the cycle was cut with inuse
  * set as if every entry the walk visited were on the list: 0, while one
- * entry was left.
+ * entry was left.  And mm_reset() afterwards leaves S1's count clean.
  */
 static void test_freelist_cycle(void)
 {
@@ -639,6 +639,14 @@ static void test_freelist_cycle(void)
 		CHECK(!kmem_cache_get_info(s, &info) && info.nr_slabs == 1 && info.nr_partial == 1);
 		void *c = kmem_cache_alloc(s, GFP_KERNEL);  /* what is left on the list serves */
 		CHECK(c == a || c == b);
+		CHECK_MM(mm, 3);
+		/* mm_reset() forgets the repair's share of the live count: S1 holds after it */
+		CHECK(mm_reset(mm) == 0);
+		CHECK_MM(mm, 3);
+		void *d = kmem_cache_alloc(s, GFP_KERNEL);
+		CHECK(d != NULL);
+		CHECK_MM(mm, 3);
+		kmem_cache_free(s, d);
 		CHECK_MM(mm, 3);
 	}
 	mm_destroy(mm);

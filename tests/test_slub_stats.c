@@ -10,9 +10,9 @@
  * slab counted as free_add_partial, a remote free into another vCPU's cpu
  * slab counted as free_frozen, and a cpu partial slab put there by a free
  * and taken by the slow path once the full cpu slab is dropped
- * (cpu_partial_free, deactivate_bypass, cpu_partial_alloc), and a full
- * cpu slab flushed (deactivate_full) - the mutation audit found these
- * unchecked.
+ * (cpu_partial_free, deactivate_bypass, cpu_partial_alloc), a full cpu
+ * slab flushed (deactivate_full), and a flush from outside as a vCPU goes
+ * offline (cpuslab_flush) - the mutation audit found these unchecked.
  */
 #include "mm/cpu.h"
 #include "slub_test.h"
@@ -144,6 +144,21 @@ int main(void)
 	kmem_cache_free_bulk(fc, info.objects_per_slab, one_slab);
 	free(one_slab);
 	kmem_cache_destroy(fc);
+
+	/* Offlining a vCPU flushes its cpu slab from outside (slub_cpu_dead()'s
+	 * __flush_cpu_slab()): one cpuslab_flush too. */
+	struct kmem_cache *oc = kmem_cache_create(mm, "stats-offline", 64, 0, 0, NULL);
+	REQUIRE(oc);
+	REQUIRE(mm_cpu_attach(mm, away) == away);
+	void *on_away = kmem_cache_alloc(oc, GFP_KERNEL);   /* a cpu slab on the other vCPU */
+	REQUIRE(on_away);
+	REQUIRE(mm_cpu_attach(mm, home) == home);
+	snapshot(oc, st);
+	REQUIRE(mm_cpu_offline(mm, away) == 0);
+	CHECK_MSG(delta(oc, st, CPUSLAB_FLUSH) == 1, "offline: cpuslab_flush +%ld", delta(oc, st, CPUSLAB_FLUSH));
+	REQUIRE(mm_cpu_online(mm, away) == 0);
+	kmem_cache_free(oc, on_away);
+	kmem_cache_destroy(oc);
 
 	/* kmem_cache_get_info() reports set_cpu_partial()'s slabs: the 6.6
 	 * object count for the size, as slabs assumed half full */

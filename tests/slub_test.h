@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "mm/mm.h"
 #include "mm/slab.h"
@@ -53,6 +54,19 @@ static inline struct mm *new_mm_or(const char *options, void (*die)(int), int st
 static inline struct mm *new_mm(const char *options)
 {
 	return new_mm_or(options, exit, 1);
+}
+
+/* In a forked child: the default instance with its reports printed (not quiet); _exit(2) if it cannot be made. */
+static inline struct mm *new_loud_mm_child(void)
+{
+	struct mm_config c;
+	char err[256];
+	mm_config_default(&c);
+	c.quiet = false;
+	struct mm *mm = mm_create(&c, err, sizeof(err));
+	if (!mm)
+		_exit(2);
+	return mm;
 }
 
 #endif /* MM_SLUB_TEST_H */

@@ -254,8 +254,8 @@ static bool child_bugs(void (*fn)(void), const char *what)
 	return ok;
 }
 
-/* A task that holds a vCPU but is not running: switched away from. */
-static void destroy_holder(void)
+/* An instance whose vCPU 1 a task named "holder" holds while the caller's task runs (in a child). */
+static struct mm *held_by_other(struct mm_task **holder)
 {
 	struct mm *mm = test_make_mm(2, true);
 	struct mm_task *t = mm_task_create("holder");
@@ -263,6 +263,16 @@ static void destroy_holder(void)
 	if (mm_cpu_attach(mm, 1) != 1)
 		_exit(3);
 	mm_task_switch(prev);
+	if (holder)
+		*holder = t;
+	return mm;
+}
+
+/* A task that holds a vCPU but is not running: switched away from. */
+static void destroy_holder(void)
+{
+	struct mm_task *t;
+	held_by_other(&t);
 	mm_task_destroy(t);
 }
 
@@ -275,25 +285,14 @@ static void destroy_current(void)
 }
 
 /* mm_destroy() / mm_reset() while another task ("holder") still holds vCPU 1. */
-static struct mm *held_by_other(void)
-{
-	struct mm *mm = test_make_mm(2, true);
-	struct mm_task *t = mm_task_create("holder");
-	struct mm_task *prev = mm_task_switch(t);
-	if (mm_cpu_attach(mm, 1) != 1)
-		_exit(3);
-	mm_task_switch(prev);
-	return mm;
-}
-
 static void destroy_mm_held(void)
 {
-	mm_destroy(held_by_other());
+	mm_destroy(held_by_other(NULL));
 }
 
 static void reset_mm_held(void)
 {
-	mm_reset(held_by_other());
+	mm_reset(held_by_other(NULL));
 }
 
 static void test_destroy_busy(void)

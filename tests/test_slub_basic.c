@@ -298,13 +298,7 @@ static void test_layout(void)
  */
 static void bad_args_child(void)
 {
-	struct mm_config c;
-	char err[256];
-	mm_config_default(&c);
-	c.quiet = false;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		_exit(2);
+	struct mm *mm = new_loud_mm_child();
 	bool all_null = !kmem_cache_create(mm, NULL, 64, 0, 0, NULL) && !kmem_cache_create(mm, "", 64, 0, 0, NULL) &&
 			!kmem_cache_create(mm, "bad-size", 0, 0, 0, NULL) &&
 			!kmem_cache_create(mm, "bad-align", 64, 24, 0, NULL) &&

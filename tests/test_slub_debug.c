@@ -487,13 +487,7 @@ static void test_leak_destroy(void)
  */
 static void leak_report_child(void)
 {
-	struct mm_config c;
-	char err[256];
-	mm_config_default(&c);
-	c.quiet = false;
-	struct mm *mm = mm_create(&c, err, sizeof(err));
-	if (!mm)
-		_exit(2);
+	struct mm *mm = new_loud_mm_child();
 	/* A cache before it leaves its slabs' tracks behind: every object allocated and freed. */
 	struct kmem_cache *prev = kmem_cache_create(mm, "TestSlub_leak_prev", 64, 0, SLAB_STORE_USER, NULL);
 	void *po[64];

@@ -944,8 +944,12 @@ static void selftest_plant(void)
 		S.cfg.signal_us = 60 * 1000000;
 }
 
-/* Called by worker 0 (worker.c) at its 1000th op. */
-void stress_selftest_fire(struct worker *w)
+/*
+ * Called by worker 0 (worker.c) from its 1000th op on, until it returns
+ * true: the fault needs a block the worker holds, and at a given op it may
+ * hold none (a run interrupted early then had nothing planted to catch).
+ */
+bool stress_selftest_fire(struct worker *w)
 {
 	const char *k = S.cfg.selftest;
 	struct alloc *a = NULL;
@@ -953,7 +957,7 @@ void stress_selftest_fire(struct worker *w)
 		if (w->live[i].kind != AK_NONE)
 			a = &w->live[i];
 	if (!k || !a)
-		return;
+		return false;
 	if (!strcmp(k, "scribble")) {
 		((unsigned char *)a->p)[a->size - 1] ^= 0x40;
 	} else if (!strcmp(k, "double")) {
@@ -968,4 +972,5 @@ void stress_selftest_fire(struct worker *w)
 		a->kind = AK_NONE;
 		w->nused--;
 	}
+	return true;
 }

@@ -322,7 +322,7 @@ void stress_measure_end(void);
  * Returns the exit status: 0, 1 (failed), 130 (interrupted), or 3 (--json not written). */
 int stress_finish(const struct stress_totals *t, const char *vacuous, bool ok);
 /* --selftest: worker 0 plants the fault (main.c). */
-void stress_selftest_fire(struct worker *w);
+bool stress_selftest_fire(struct worker *w);
 
 #define MIN_UL(a, b) ((unsigned long)(a) < (unsigned long)(b) ? (unsigned long)(a) : (unsigned long)(b))
 

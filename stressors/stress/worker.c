@@ -809,6 +809,7 @@ void *worker_main(void *arg)
 	unsigned long every = level >= 2 ? 1 : 16;
 	unsigned long slice = S.cfg.threads > S.cfg.cpus ? 64 : 1024;
 	unsigned long n = 0;
+	bool planted = false;               /* --selftest: worker 0's fault is in */
 
 	stress_self = w;
 	atomic_store(&w->tid, (int)syscall(SYS_gettid));
@@ -835,8 +836,8 @@ void *worker_main(void *arg)
 		if (S.cfg.remote && S.cfg.threads > 1)
 			remote_drain(w, 2);
 		n++;
-		if (S.cfg.selftest && w->id == 0 && n == 1000)
-			stress_selftest_fire(w);
+		if (S.cfg.selftest && w->id == 0 && n >= 1000 && !planted)
+			planted = stress_selftest_fire(w);
 		if (level >= 1 && n % every == 0) {
 			struct alloc *a = slot(w);
 			if (a->kind != AK_NONE) {

@@ -287,16 +287,27 @@ static bool check_cpus(struct slab_check_ctx *x, struct kmem_cache *s)
 	return true;
 }
 
-/* The node lists, under list_lock (level 2 and 3). */
+/*
+ * The node lists, under list_lock (level 2 and 3).  A list longer than
+ * nr_slabs + 1 is a cycle: under list_lock it cannot be longer, since a
+ * slab is counted before it can be put on a list and uncounted only off
+ * them (inc_slabs_node()).  So nr_slabs is read under the lock: read
+ * before it, while the lock was contended, the count could be older than
+ * the list - another task holding the lock (or running while this one
+ * waited) may allocate slabs and put them on the partial list, and the
+ * check reported a cycle in a correct list (the deterministic slub
+ * stressor, 2026-12-07, bench/results/stress-findings/).
+ */
 static bool check_node(struct slab_check_ctx *x, struct kmem_cache *s)
 {
 	struct kmem_cache_node *n = get_node(s, 0);
-	long max_len = atomic_load(&n->nr_slabs) + 1;
 	unsigned long flags, count = 0;
 	struct list_head *pos;
 	bool ok = true;
+	long max_len;
 
 	spin_lock_irqsave(&n->list_lock, flags);
+	max_len = atomic_load(&n->nr_slabs) + 1;
 	for (pos = n->partial.next; ok && pos != &n->partial; pos = pos->next) {
 		struct page *slab = list_entry(pos, struct page, slab_list);
 		union slab_ctr ctr;

@@ -646,6 +646,53 @@ static void test_freelist_cycle(void)
 	mm_destroy(mm);
 }
 
+/*
+ * A free object whose free pointer is corrupt, found as it is handed out
+ * (alloc_debug_processing(), SLAB_CONSISTENCY_CHECKS): check_object() says
+ * "Freepointer corrupt" and fails, so the slab is given up - "Marking all
+ * objects used", no free object left on it - and the allocation is served
+ * from another slab.  The slab's freelist already holds the corrupt
+ * pointer (the object was taken off it first), so an allocation that
+ * went on with the object would leave the next one to a wild pointer.
+ */
+static void test_alloc_freepointer_corrupt(void)
+{
+	struct mm *mm = new_mm("slab_freelist_hardened=0");
+	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_fp_alloc", 64, 0, SLAB_CONSISTENCY_CHECKS, NULL);
+	struct kmem_cache_info info;
+
+	REQUIRE(s && !kmem_cache_get_info(s, &info));
+	unsigned char *a = kmem_cache_alloc(s, GFP_KERNEL), *b = kmem_cache_alloc(s, GFP_KERNEL);
+	REQUIRE(a && b);
+	kmem_cache_free(s, a);
+	kmem_cache_free(s, b);
+	if (peekw(b + info.offset) != (uintptr_t)a) {
+		fprintf(stderr, "test_alloc_freepointer_corrupt: the freelist is not b -> a here: skipped\n");
+		mm_destroy(mm);
+		return;
+	}
+	pokew(b + info.offset, (uintptr_t)b + 1);        /* inside the slab, not an object */
+	unsigned long r = mm_nr_reports(mm);
+	void *c = kmem_cache_alloc(s, GFP_KERNEL);
+	CHECK_MSG(mm_nr_reports(mm) > r, "a corrupt free pointer handed out without a report");
+	CHECK_MSG(last_says(mm, "Marking all objects used"), "last report: %s", mm_last_report(mm)->msg);
+	CHECK_MSG(c && c != a && c != b, "allocated %p from the given-up slab (a %p, b %p)", c, (void *)a, (void *)b);
+	CHECK_MM(mm, 3);
+	CHECK(!kmem_cache_get_info(s, &info) && info.nr_slabs == 2);
+	/* Every later allocation comes from a good slab. */
+	void *more[8];
+	for (int i = 0; i < 8; i++) {
+		more[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		CHECK(more[i] && more[i] != a && more[i] != b);
+	}
+	CHECK_MM(mm, 3);
+	for (int i = 0; i < 8; i++)
+		kmem_cache_free(s, more[i]);
+	kmem_cache_free(s, c);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
 int main(void)
 {
 	test_option_string();
@@ -654,6 +701,7 @@ int main(void)
 	test_bad_frees();
 	test_check_object_stops_and_padding();
 	test_naive_double_free();
+	test_alloc_freepointer_corrupt();
 	test_naive_double_free_debug();
 	test_leak_destroy();
 	test_leak_report_tracks();

@@ -598,8 +598,15 @@ static bool alloc_debug_processing(struct kmem_cache *s, struct page *slab, void
 	return true;
 bad:
 	if (PageSlab(slab)) {
-		/* Touch none of its objects again: all "in use", nothing free. */
+		/*
+		 * Touch none of its objects again: all "in use", nothing free.
+		 * Both callers counted @object in inuse before the checks (as
+		 * 6.6's alloc_single_from_partial() and _new_slab() do), and it
+		 * is not handed out either: it is isolated with the rest, so
+		 * the model's count of isolated objects (S1) takes it too.
+		 */
 		slab_fix(s, "Marking all objects used");
+		atomic_fetch_add(&s->nr_isolated, 1);
 		set_inuse_repair(s, slab, slab_objects(slab));
 		slab_set_freelist(slab, NULL);
 	}

@@ -17,6 +17,8 @@
  * without __GFP_COMP (the kernel counts its first page only, as PageLRU
  * of a page that is not compound reads its own flag), alike is
  * 64 - 16 - 2 = 46 and the block is claimed: the same steal, both ways.
+ * Each way counts one PGFALLBACK (a block of another type taken), and
+ * PGSTEAL_BLOCK only when the block is claimed.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,12 +58,15 @@ static int steal_after(gfp_t half_gfp, unsigned long *claims)
 	const gfp_t movable = GFP_KERNEL | __GFP_MOVABLE | MEMALLOC;   /* from ZONE_NORMAL, not ZONE_MOVABLE */
 
 	REQUIRE(block_type(mm) == MIGRATE_MOVABLE);
+	unsigned long fallbacks0 = mm_vm_event(mm, PGFALLBACK);
 	struct page *half = alloc_pages(mm, movable | half_gfp, 5);
 	struct page *quarter = alloc_pages(mm, movable, 4);
 	REQUIRE(half && quarter);
 	CHECK(__page_to_pfn(mm, half) == FIRST_PFN);
 	CHECK(__page_to_pfn(mm, quarter) == FIRST_PFN + 32);
 	unsigned long steals0 = mm_vm_event(mm, PGSTEAL_BLOCK);
+	CHECK_MSG(mm_vm_event(mm, PGFALLBACK) == fallbacks0, "movable allocations from a movable block counted "
+		  "PGFALLBACK %lu", mm_vm_event(mm, PGFALLBACK) - fallbacks0);
 
 	/* Order 4 skips the pcp lists: one __rmqueue(), whose fallback takes pfns 112..127. */
 	struct page *unmovable = alloc_pages(mm, GFP_KERNEL | MEMALLOC, 4);
@@ -69,6 +74,9 @@ static int steal_after(gfp_t half_gfp, unsigned long *claims)
 	CHECK(__page_to_pfn(mm, unmovable) == FIRST_PFN + 48);
 	int type = block_type(mm);
 	*claims = mm_vm_event(mm, PGSTEAL_BLOCK) - steals0;
+	/* One fallback, whether or not it claims the block. */
+	CHECK_MSG(mm_vm_event(mm, PGFALLBACK) - fallbacks0 == 1, "the unmovable steal counted PGFALLBACK %lu",
+		  mm_vm_event(mm, PGFALLBACK) - fallbacks0);
 	CHECK_MM(mm, 3);
 
 	__free_pages(mm, unmovable, 4);

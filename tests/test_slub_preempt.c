@@ -541,6 +541,46 @@ static void test_fastpath_points(void)
 }
 
 /*
+ * mm_slub_configure("slub_fastpath=...") switches the caches that exist
+ * already, not only those created after it: with irqoff a fast-path
+ * alloc and free pass none of the cmpxchg variant's points, and back on
+ * cmpxchg they pass them again.
+ */
+static void test_fastpath_switch(void)
+{
+	struct mm *mm = new_mm(2);
+	struct kmem_cache *s = kmem_cache_create(mm, "pp-switch", 64, 0, 0, NULL);
+	struct trace t = { .n = 0 };
+	char err[256];
+	REQUIRE(s);
+	void *warm = kmem_cache_alloc(s, GFP_KERNEL);
+	REQUIRE(warm);
+
+	REQUIRE_MSG(!mm_slub_configure(mm, "slub_fastpath=irqoff", err, sizeof(err)), "%s", err);
+	CHECK(mm_slub_fastpath(mm) == SLUB_FASTPATH_IRQOFF);
+	mm_set_sched_hook(mm, trace_hook, &t);
+	void *p = kmem_cache_alloc(s, GFP_KERNEL);
+	kmem_cache_free(s, p);
+	mm_set_sched_hook(mm, NULL, NULL);
+	REQUIRE(p);
+	CHECK_MSG(t.n == 0, "irqoff: the cache created before the switch still passes %d cmpxchg-path points", t.n);
+	CHECK_MM(mm, 3);
+
+	REQUIRE_MSG(!mm_slub_configure(mm, "slub_fastpath=cmpxchg", err, sizeof(err)), "%s", err);
+	t.n = 0;
+	mm_set_sched_hook(mm, trace_hook, &t);
+	p = kmem_cache_alloc(s, GFP_KERNEL);
+	mm_set_sched_hook(mm, NULL, NULL);
+	REQUIRE(p);
+	expect_trace(&t, "kmem_cache_alloc after the switch back to cmpxchg");
+	kmem_cache_free(s, p);
+	kmem_cache_free(s, warm);
+	kmem_cache_destroy(s);
+	CHECK_MM(mm, 3);
+	mm_destroy(mm);
+}
+
+/*
  * The flush's slab cmpxchgs, each a window for a remote free: flushing a
  * vCPU (kmem_cache_shrink()) with a full cpu slab and two cpu partial
  * slabs passes SLAB_CMPXCHG three times - deactivate_slab() of the cpu
@@ -596,6 +636,7 @@ int main(void)
 	test_storm();
 #ifdef MM_TEST_HOOKS
 	test_fastpath_points();
+	test_fastpath_switch();
 	test_flush_points();
 #endif
 	TEST_DONE();

@@ -599,6 +599,31 @@ static void test_padding_at_free_slab(void)
 }
 
 /*
+ * An instance without hardened freelists and a cache @name whose two
+ * objects were allocated and freed, so its freelist is b -> a, ready to
+ * be corrupted by hand.  NULL where the order is another (a quarantine):
+ * the instance is destroyed and the caller skips.
+ */
+static struct kmem_cache *freed_pair(const char *name, slab_flags_t flags, struct mm **mm,
+				     struct kmem_cache_info *info, unsigned char **a, unsigned char **b)
+{
+	*mm = new_mm("slab_freelist_hardened=0");
+	struct kmem_cache *s = kmem_cache_create(*mm, name, 64, 0, flags, NULL);
+
+	REQUIRE(s && !kmem_cache_get_info(s, info));
+	*a = kmem_cache_alloc(s, GFP_KERNEL);
+	*b = kmem_cache_alloc(s, GFP_KERNEL);
+	REQUIRE(*a && *b);
+	kmem_cache_free(s, *a);
+	kmem_cache_free(s, *b);
+	if (peekw(*b + info->offset) == (uintptr_t)*a)
+		return s;
+	fprintf(stderr, "%s: the freelist is not b -> a here (quarantine?): skipped\n", name);
+	mm_destroy(*mm);
+	return NULL;
+}
+
+/*
  * A freelist cycle (a double free a debug cache without F let through,
  * here made by hand): validation cuts it and counts what is left - the
  * counters agree with the list (S1), the slab stays partial (S2) and a
@@ -608,18 +633,12 @@ static void test_padding_at_free_slab(void)
  */
 static void test_freelist_cycle(void)
 {
-	struct mm *mm = new_mm("slab_freelist_hardened=0");
-	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_cycle", 64, 0, SLAB_POISON, NULL);
+	struct mm *mm;
 	struct kmem_cache_info info;
+	unsigned char *a, *b;
+	struct kmem_cache *s = freed_pair("TestSlub_cycle", SLAB_POISON, &mm, &info, &a, &b);
 
-	REQUIRE(s && !kmem_cache_get_info(s, &info));
-	unsigned char *a = kmem_cache_alloc(s, GFP_KERNEL), *b = kmem_cache_alloc(s, GFP_KERNEL);
-	REQUIRE(a && b);
-	kmem_cache_free(s, a);
-	kmem_cache_free(s, b);
-	if (peekw(b + info.offset) != (uintptr_t)a) {
-		fprintf(stderr, "test_freelist_cycle: the freelist is not b -> a here (quarantine?): skipped\n");
-	} else {
+	if (s) {
 		pokew(a + info.offset, (uintptr_t)b);           /* b -> a -> b -> ... */
 		/* on_freelist(): BUG "Freechain corrupt", FIX "Isolate corrupted
 		 * freechain"; then the count: BUG "Wrong object count", FIX
@@ -642,8 +661,8 @@ static void test_freelist_cycle(void)
 		CHECK_MM(mm, 3);
 		kmem_cache_free(s, d);
 		CHECK_MM(mm, 3);
+		mm_destroy(mm);
 	}
-	mm_destroy(mm);
 }
 
 /*
@@ -657,20 +676,13 @@ static void test_freelist_cycle(void)
  */
 static void test_alloc_freepointer_corrupt(void)
 {
-	struct mm *mm = new_mm("slab_freelist_hardened=0");
-	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_fp_alloc", 64, 0, SLAB_CONSISTENCY_CHECKS, NULL);
+	struct mm *mm;
 	struct kmem_cache_info info;
+	unsigned char *a, *b;
+	struct kmem_cache *s = freed_pair("TestSlub_fp_alloc", SLAB_CONSISTENCY_CHECKS, &mm, &info, &a, &b);
 
-	REQUIRE(s && !kmem_cache_get_info(s, &info));
-	unsigned char *a = kmem_cache_alloc(s, GFP_KERNEL), *b = kmem_cache_alloc(s, GFP_KERNEL);
-	REQUIRE(a && b);
-	kmem_cache_free(s, a);
-	kmem_cache_free(s, b);
-	if (peekw(b + info.offset) != (uintptr_t)a) {
-		fprintf(stderr, "test_alloc_freepointer_corrupt: the freelist is not b -> a here: skipped\n");
-		mm_destroy(mm);
+	if (!s)
 		return;
-	}
 	pokew(b + info.offset, (uintptr_t)b + 1);        /* inside the slab, not an object */
 	unsigned long r = mm_nr_reports(mm);
 	void *c = kmem_cache_alloc(s, GFP_KERNEL);

@@ -386,11 +386,13 @@ static void test_check_object_stops_and_padding(void)
  * slab's freelist head).  With red zones but no SLAB_CONSISTENCY_CHECKS
  * nothing else looks at the object before its free pointer is set, so a
  * second free would point it at itself and drop inuse below the live
- * objects.
+ * objects.  Each fast path variant has the check: with slub_fastpath=irqoff
+ * (do_slab_free_irqoff()) the refused free must also turn interrupts back
+ * on (T1, checked by CHECK_MM).
  */
-static void naive_double_free_case(const char *name, slab_flags_t flags)
+static void naive_double_free_case(const char *name, slab_flags_t flags, const char *options)
 {
-	struct mm *mm = new_mm(NULL);
+	struct mm *mm = new_mm(options);
 	struct kmem_cache *s = kmem_cache_create(mm, name, 64, 0, flags, NULL);
 	void *p = kmem_cache_alloc(s, GFP_KERNEL), *q = kmem_cache_alloc(s, GFP_KERNEL);
 	unsigned long r;
@@ -418,12 +420,14 @@ static void naive_double_free_case(const char *name, slab_flags_t flags)
 
 static void test_naive_double_free(void)
 {
-	naive_double_free_case("TestSlub_naive", 0);
+	naive_double_free_case("TestSlub_naive", 0, NULL);
+	naive_double_free_case("TestSlub_naive_locked", 0, "slub_fastpath=locked");
+	naive_double_free_case("TestSlub_naive_irqoff", 0, "slub_fastpath=irqoff");
 }
 
 static void test_naive_double_free_debug(void)
 {
-	naive_double_free_case("TestSlub_naive_rz", SLAB_RED_ZONE);
+	naive_double_free_case("TestSlub_naive_rz", SLAB_RED_ZONE, NULL);
 }
 
 /* kmem_cache_destroy with objects left: the kernel's two reports, nothing freed that is still held. */

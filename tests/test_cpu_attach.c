@@ -5,7 +5,8 @@
  * vCPU and keeps it; one task may hold vCPUs of two instances at once, and
  * of MM_TASK_MAX_HELD but no more (-ENOSPC); a thread's vCPUs are given
  * back when it exits; destroying a task that holds a vCPU, or the running
- * one, is a BUG; mm_cpu_print_stats() prints a line per vCPU and the total.
+ * one, is a BUG; mm_cpu_print_stats() prints a line per vCPU, the total and
+ * the table of preemption points under its header.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -334,6 +335,12 @@ static void test_print_stats(void)
 	CHECK_MSG(o0 == 1 && i1 == 1 && it == 1 && ot == 1 && at == a0 + a1,
 		  "vCPU 0: %lu attaches, %lu out; vCPU 1: %lu attaches, %lu in; total %lu attaches, %lu in, %lu out",
 		  a0, o0, a1, i1, at, it, ot);
+	/* then the table of preemption points, under its header */
+	const char *l3 = strchr(l2 + 1, '\n');
+	char pt[16] = "", hits[16] = "", mig[16] = "", irqs[16] = "";
+	CHECK_MSG(l3 && sscanf(l3 + 1, "%15s %15s %15s %15s", pt, hits, mig, irqs) == 4 && !strcmp(pt, "point") &&
+			  !strcmp(hits, "hits") && !strcmp(mig, "migrated") && !strcmp(irqs, "irqs"),
+		  "no point table header after the total:\n%s", out);
 	mm_destroy(mm);
 }
 

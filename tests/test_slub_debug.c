@@ -741,6 +741,33 @@ static void test_bulk_double_free_refused(void)
 	mm_destroy(mm);
 }
 
+/*
+ * validate_slab_cache() flushes the vCPUs' slabs first (flush_all(), as
+ * 6.6's validate_slab_cache() does), so it validates the slabs they hold
+ * too: a cache without debug flags with one object allocated has its
+ * slab on a vCPU, and after validation on the node partial list.
+ */
+static void test_validate_flushes(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_validate_flush", 64, 0, 0, NULL);
+	struct kmem_cache_info info;
+	REQUIRE(s);
+	void *p = kmem_cache_alloc(s, GFP_KERNEL);
+	REQUIRE(p);
+	REQUIRE(!kmem_cache_get_info(s, &info));
+	CHECK_MSG(info.nr_slabs == 1 && info.nr_partial == 0, "before: %lu slabs, %lu partial", info.nr_slabs,
+		  info.nr_partial);
+	CHECK(validate_slab_cache(s) == 0);
+	REQUIRE(!kmem_cache_get_info(s, &info));
+	CHECK_MSG(info.nr_slabs == 1 && info.nr_partial == 1, "after validation: %lu slabs, %lu partial (the "
+		  "vCPU's slab not flushed, so not validated)", info.nr_slabs, info.nr_partial);
+	CHECK_MM(mm, 3);
+	kmem_cache_free(s, p);
+	kmem_cache_destroy(s);
+	mm_destroy(mm);
+}
+
 int main(void)
 {
 	test_option_string();
@@ -751,6 +778,7 @@ int main(void)
 	test_naive_double_free();
 	test_alloc_freepointer_corrupt();
 	test_bulk_double_free_refused();
+	test_validate_flushes();
 	test_naive_double_free_debug();
 	test_leak_destroy();
 	test_leak_report_tracks();

@@ -65,6 +65,13 @@ static void test_option_string(void)
 	CHECK(!kmem_cache_get_info(kmalloc_slab(mm, 32, GFP_KERNEL), &i));
 	CHECK((i.flags & SLAB_DEBUG_FLAGS) == 0);
 
+	/* A refused option without an error buffer (NULL, or a length of 0) is refused all the same. */
+	char one = 'x';
+	CHECK(mm_slub_configure(mm, "no_such_option=1", NULL, 0) < 0);
+	CHECK(mm_slub_configure(mm, "no_such_option=1", NULL, 64) < 0);
+	CHECK(mm_slub_configure(mm, "no_such_option=1", &one, 0) < 0 && one == 'x');
+	CHECK(mm_slub_configure(NULL, "slub_debug=F", NULL, 0) < 0);
+
 	/* A '*' anywhere ends the name's prefix, the rest ignored (6.6's kmem_cache_flags()). */
 	struct mm *mg = new_mm("slub_debug=F,kmal*64");
 	CHECK(!kmem_cache_get_info(kmalloc_slab(mg, 8, GFP_KERNEL), &i));

@@ -945,9 +945,13 @@ static void selftest_plant(void)
 }
 
 /*
- * Called by worker 0 (worker.c) from its 1000th op on, until it returns
- * true: the fault needs a block the worker holds, and at a given op it may
- * hold none (a run interrupted early then had nothing planted to catch).
+ * Called by worker 0 (worker.c) from its STRESS_SELFTEST_FROM_OP-th op on,
+ * until it returns true: the fault needs a block the worker holds, and at a
+ * given op it may hold none (a run interrupted early then had nothing
+ * planted to catch).  The op was the 1000th until 2026-12-07: the TSan
+ * build on a loaded machine did 315-900 ops per worker in the first 2 s
+ * (6 runs at once), so stress_interrupt_fail's SIGINT at 2 s came before
+ * the plant in two clean-clone CI runs' TSan builds.
  */
 bool stress_selftest_fire(struct worker *w)
 {

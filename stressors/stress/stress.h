@@ -59,6 +59,8 @@
 #define STRESS_TSAN MM_TSAN
 /* --ops K: after K ops a worker goes on until every injection fired, for at most this long from the start */
 #define STRESS_OPS_EXTEND_S (STRESS_TSAN ? 20.0 : 5.0)
+/* --selftest: worker 0 plants its fault from this op on (main.c, stress_selftest_fire()). */
+#define STRESS_SELFTEST_FROM_OP 100
 #ifdef MM_ASAN
 #define STRESS_ASAN 1
 #else

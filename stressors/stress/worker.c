@@ -836,7 +836,7 @@ void *worker_main(void *arg)
 		if (S.cfg.remote && S.cfg.threads > 1)
 			remote_drain(w, 2);
 		n++;
-		if (S.cfg.selftest && w->id == 0 && n >= 1000 && !planted)
+		if (S.cfg.selftest && w->id == 0 && n >= STRESS_SELFTEST_FROM_OP && !planted)
 			planted = stress_selftest_fire(w);
 		if (level >= 1 && n % every == 0) {
 			struct alloc *a = slot(w);

@@ -30,9 +30,8 @@
  * (jsonfile.c: a "RUNNING" placeholder from the start, replaced whole at
  * the end), the replay verdict and SUCCESS, FAILURE or INTERRUPTED as the
  * last line.  One thread owns the end (stress_claim_end): main, or the
- * watchdog when a worker hangs (gate.c) - the other one then stays out of
- * the shared end-of-run state.  A crash caught by on_fatal reports from the
- * crashing thread.  A failure outranks an interruption: once one is
+ * watchdog when a worker hangs (gate.c), or on_fatal's crashing thread -
+ * the others then stay out of the shared end-of-run state.  A failure outranks an interruption: once one is
  * recorded, SIGINT/SIGTERM only cut the replay attempt short.
  */
 #include <signal.h>
@@ -632,10 +631,16 @@ void stress_measure_end(void)
 			  (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
+/* Set in the thread whose stress_claim_end() won: on_fatal asks whether it interrupted the owner. */
+static _Thread_local bool owns_end;
+
 bool stress_claim_end(void)
 {
 	static atomic_int claimed;
-	return !atomic_exchange(&claimed, 1);
+	if (atomic_exchange(&claimed, 1))
+		return false;
+	owns_end = true;
+	return true;
 }
 
 int stress_finish(const struct stress_totals *t, const char *vacuous, bool ok)
@@ -688,6 +693,24 @@ static void on_fatal(int sig)
 	static atomic_int once;
 	if (atomic_exchange(&once, 1))
 		_exit(1);
+	/*
+	 * The end is ours, unless another thread already owns it: main at the
+	 * end of the run, or the watchdog reporting a hang.  Before the claim,
+	 * main saw S.failed from here, claimed the end itself and measured and
+	 * reported beside us (TSan: a race on S.elapsed; a second report).  If
+	 * the owner is this thread - a BUG in main's final checks - it is
+	 * suspended here, and we report.  If it is another thread, that one
+	 * reports: this thread says why it stops and stays; the owner's join
+	 * of it times out, and that is its failure.
+	 */
+	if (!stress_claim_end() && !owns_end) {
+		fflush(stdout);
+		fprintf(stderr, "\nmmfuzz-stress: FAILURE: %s in a thread while another one ends the run\n",
+			sig == SIGABRT ? "abort (BUG, VM_BUG_ON or a bounded loop)" : strsignal(sig));
+		atomic_store(&S.stop, 1);
+		for (;;)
+			pause();
+	}
 	fflush(stdout);
 	fprintf(stderr, "\nmmfuzz-stress: FAILURE: %s in the allocator or the stressor (its message is above)\n",
 		sig == SIGABRT ? "abort (BUG, VM_BUG_ON or a bounded loop)" : strsignal(sig));
@@ -863,7 +886,7 @@ int main(int argc, char **argv)
 			struct timespec ts = { 0, 1000000L };
 			nanosleep(&ts, NULL);
 		}
-	/* The watchdog owns the end if a worker hung: it reports and exits (gate.c). */
+	/* The watchdog (a hung worker, gate.c) or on_fatal (a crash) owns the end: it reports and exits. */
 	if (!stress_claim_end())
 		for (;;)
 			pause();

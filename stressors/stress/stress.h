@@ -316,7 +316,8 @@ void stress_print_oplogs(FILE *f);
 void stress_print_oplog(FILE *f, struct worker *w);
 /* The newest op in @w's log: its name, and the vCPU it ran on (-1: none). */
 const char *stress_last_op(struct worker *w, int *cpu);
-/* The end of the run belongs to one thread - main, or the watchdog on a hang: true for the first caller. */
+/* The end of the run belongs to one thread - main, the watchdog on a hang, or on_fatal's crashing
+ * thread: true for the first caller. */
 bool stress_claim_end(void);
 /* S.elapsed and S.cpu_s, as of now. */
 void stress_measure_end(void);

@@ -8,7 +8,9 @@
  * attach skips it); the last vCPU stays; offlining a held vCPU waits for
  * its holder to leave (it does so at its next preemptible point) or fails
  * with -EBUSY in the non-blocking variant, which leaves the holder where
- * it is; cpus_read_lock() holds hotplug off.
+ * it is; cpus_read_lock() holds hotplug off; a hotplug writer on a vCPU
+ * that waits for another writer or for a reader sleeps off its vCPU and
+ * comes back to it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -332,6 +334,119 @@ static void test_read_lock(void)
 	mm_destroy(rmm);
 }
 
+/*
+ * Two hotplug writers, and a writer behind a reader, with the waiting
+ * writer on a vCPU: percpu_down_write() sleeps, so the writer gives its
+ * vCPU up while it waits (sleeps counted on it) and takes it back
+ * (wake-affine) when the lock is its own - whichever wait it slept in, the
+ * other writer's bit or the readers.  It never returns without a vCPU.
+ */
+static struct mm *wmm;
+static atomic_int w_in_cb, w_release, w_waits;
+static atomic_int w_after = -2, w_ret = 1, w_done;
+
+static void count_wait(enum mm_wait_reason why, const void *what, void *ctx)
+{
+	(void)what; (void)ctx;
+	if (why == MM_WAIT_CPUS_LOCK)
+		atomic_fetch_add(&w_waits, 1);
+	sched_yield();
+}
+
+/* The online callback of vCPU 3 keeps its writer in cpus_write_lock until released. */
+static int stall_online(struct mm *mm, unsigned int cpu)
+{
+	(void)mm;
+	if (cpu == 3) {
+		atomic_store(&w_in_cb, 1);
+		while (!atomic_load(&w_release))
+			sched_yield();
+	}
+	return 0;
+}
+
+static void *first_writer(void *arg)
+{
+	(void)arg;
+	mm_set_wait_hook(yield_wait, NULL);
+	CHECK(mm_cpu_online(wmm, 3) == 0);
+	return NULL;
+}
+
+/* Attached to vCPU 0, offlines vCPU 2 (vCPU 1 in the reader case). */
+static void *second_writer(void *arg)
+{
+	mm_set_wait_hook(count_wait, NULL);
+	CHECK(mm_cpu_attach(wmm, 0) == 0);
+	atomic_store(&w_ret, mm_cpu_offline(wmm, (int)(long)arg));
+	atomic_store(&w_after, mm_cpu_holder(wmm, 0) == mm_task_current() ? 0 : -1);
+	atomic_store(&w_done, 1);
+	mm_cpu_detach(wmm);
+	return NULL;
+}
+
+/* Until @flag is set (a bounded wait: a hung test says so). */
+static bool wait_flag(atomic_int *flag, int want)
+{
+	for (int i = 0; i < 200000; i++) {
+		if (atomic_load(flag) >= want)
+			return true;
+		usleep(50);
+	}
+	return false;
+}
+
+static void expect_back_on_vcpu(const char *how, unsigned long sleeps0)
+{
+	struct mm_cpu_stats st;
+	mm_cpu_get_stats(wmm, 0, &st);
+	CHECK_MSG(atomic_load(&w_ret) == 0, "%s: mm_cpu_offline returned %d", how, atomic_load(&w_ret));
+	CHECK_MSG(atomic_load(&w_after) == 0, "%s: the writer returned without its vCPU", how);
+	CHECK_MSG(st.sleeps == sleeps0 + 1, "%s: %lu sleeps on vCPU 0, want %lu", how, st.sleeps, sleeps0 + 1);
+}
+
+static void test_two_writers(void)
+{
+	pthread_t a, b;
+	struct mm_cpu_stats st;
+	wmm = test_make_mm(4, false);
+	REQUIRE(wmm);
+	mm_set_wait_hook(yield_wait, NULL);
+	REQUIRE(mm_cpuhp_register(wmm, "test:stall", stall_online, NULL) >= 0);
+	REQUIRE(mm_cpu_offline(wmm, 3) == 0);
+
+	/* The writer bit: held by the online of vCPU 3, stalled in its callback. */
+	mm_cpu_get_stats(wmm, 0, &st);
+	REQUIRE(pthread_create(&a, NULL, first_writer, NULL) == 0);
+	REQUIRE_MSG(wait_flag(&w_in_cb, 1), "the first writer never reached its callback");
+	REQUIRE(pthread_create(&b, NULL, second_writer, (void *)2L) == 0);
+	CHECK_MSG(wait_flag(&w_waits, 1), "the second writer never waited for the lock");
+	CHECK_MSG(mm_cpu_holder(wmm, 0) == NULL && !atomic_load(&w_done),
+		  "the second writer kept vCPU 0 while it waited for the first");
+	atomic_store(&w_release, 1);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	expect_back_on_vcpu("behind a writer", st.sleeps);
+	CHECK(mm_cpu_is_online(wmm, 3) && !mm_cpu_is_online(wmm, 2));
+
+	/* The readers: cpus_read_lock() held by this thread. */
+	atomic_store(&w_waits, 0);
+	atomic_store(&w_done, 0);
+	atomic_store(&w_after, -2);
+	mm_cpu_get_stats(wmm, 0, &st);
+	cpus_read_lock(wmm);
+	REQUIRE(pthread_create(&b, NULL, second_writer, (void *)1L) == 0);
+	CHECK_MSG(wait_flag(&w_waits, 1), "the writer never waited for the reader");
+	CHECK_MSG(mm_cpu_holder(wmm, 0) == NULL && !atomic_load(&w_done) && mm_cpu_is_online(wmm, 1),
+		  "the writer kept vCPU 0, or went on, under cpus_read_lock");
+	cpus_read_unlock(wmm);
+	pthread_join(b, NULL);
+	expect_back_on_vcpu("behind a reader", st.sleeps);
+	CHECK(!mm_cpu_is_online(wmm, 1));
+	CHECK(mm_cpu_online(wmm, 1) == 0 && mm_cpu_online(wmm, 2) == 0);
+	mm_destroy(wmm);
+}
+
 int main(void)
 {
 	test_callbacks();
@@ -339,5 +454,6 @@ int main(void)
 	test_half_states();
 	test_offline_held();
 	test_read_lock();
+	test_two_writers();
 	TEST_DONE();
 }

@@ -193,7 +193,7 @@ static void test_bulk_equals_singles(gfp_t gfp, enum zone_type want_zone)
 	mm_destroy(b);
 }
 
-/* Bad pages handed to the bulk free are reported one by one; the rest are freed. */
+/* Bad pages handed to the bulk free (a page twice, a stray pointer) are reported one by one; the rest are freed. */
 static void test_release_bad(void)
 {
 	struct mm_config c;
@@ -206,6 +206,20 @@ static void test_release_bad(void)
 	unsigned long reports = mm_nr_reports(mm);
 	release_pages(mm, dup, 5);
 	CHECK(mm_nr_reports(mm) == reports + 1);
+	CHECK(mm_vm_event(mm, PGALLOC) == mm_vm_event(mm, PGFREE));
+	CHECK_MM(mm, 3);
+
+	/* A pointer that is no struct page of this memory: reported, not freed, and the others are. */
+	struct page stray;
+	memset(&stray, 0, sizeof(stray));
+	CHECK(alloc_pages_bulk_array(mm, GFP_KERNEL, 2, memset(arr, 0, sizeof(arr))) == 2);
+	struct page *mixed[3] = { arr[0], &stray, arr[1] };
+	reports = mm_nr_reports(mm);
+	release_pages(mm, mixed, 3);
+	CHECK_MSG(mm_nr_reports(mm) == reports + 1, "%lu reports for a stray page pointer, want 1",
+		  mm_nr_reports(mm) - reports);
+	CHECK_MSG(strstr(mm_last_report(mm)->msg, "not a struct page of this memory"), "last report: %s",
+		  mm_last_report(mm)->msg);
 	CHECK(mm_vm_event(mm, PGALLOC) == mm_vm_event(mm, PGFREE));
 	CHECK_MM(mm, 3);
 	mm_destroy(mm);

@@ -449,6 +449,8 @@ static void test_raise_runs_pending(void)
 		  rp_runs);
 	mm_cpu_get_stats(mm, 0, &st);
 	CHECK(st.irqs_delivered == 2 && st.irqs_deferred == 1);
+	/* raised by a call, not by a signal: the one it ran at the exit neither */
+	CHECK_MSG(st.irqs_from_signal == 0, "irqs_from_signal %lu after mm_raise_irq()", st.irqs_from_signal);
 	mm_set_irq_handler(mm, NULL, NULL);
 	CHECK(mm_cpu_detach(mm) == 0);
 	mm_destroy(mm);

@@ -10,7 +10,8 @@
  *     every k a create makes; "cannot map memory: <strerror>", and every
  *     address those calls named is unmapped afterwards (/proc/self/maps).
  *     Once more on a create that takes a kept mapping: that mapping is
- *     given back to the OS, not kept half-protected.
+ *     given back to the OS, not kept half-protected.  No range is
+ *     unmapped twice (this file defines munmap() too).
  *   - mmap() refused: in a child whose address space is limited
  *     (RLIMIT_AS) to a little more than it uses, a 4 GiB machine cannot be
  *     reserved - its frames, or (with room for those) its memmap: "cannot
@@ -57,8 +58,26 @@ int mprotect(void *addr, size_t len, int prot)
 	return (int)syscall(SYS_mprotect, addr, len, prot);
 }
 
+/*
+ * munmap() too, to see that no range is given back twice: a second munmap()
+ * of a range some other mapping may have taken meanwhile (another thread's
+ * mmap()) would take that mapping away.
+ */
+static int nr_unmaps;
+static uintptr_t unmap_lo[MAX_CALLS], unmap_hi[MAX_CALLS];
+
+int munmap(void *addr, size_t len)
+{
+	if (armed && nr_unmaps < MAX_CALLS) {
+		unmap_lo[nr_unmaps] = (uintptr_t)addr;
+		unmap_hi[nr_unmaps++] = (uintptr_t)addr + len;
+	}
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
 static void arm(int k)
 {
+	nr_unmaps = 0;
 	nr_calls = 0;
 	fail_at = k;
 	armed = true;
@@ -98,6 +117,18 @@ static void check_unmapped(const char *what)
 		  first >= 0 ? (unsigned long)call_addr[first] : 0UL);
 }
 
+/* No two munmap() calls of the armed create overlap. */
+static void check_unmapped_once(const char *what)
+{
+	int a = -1, b = -1;
+	for (int i = 0; i < nr_unmaps && a < 0; i++)
+		for (int j = i + 1; j < nr_unmaps && a < 0; j++)
+			if (unmap_lo[i] < unmap_hi[j] && unmap_lo[j] < unmap_hi[i])
+				a = i, b = j;
+	CHECK_MSG(a < 0, "%s: munmap() calls %d and %d of %d both gave back %#lx", what, a + 1, b + 1, nr_unmaps,
+		  a < 0 ? 0UL : (unsigned long)(unmap_lo[a] > unmap_lo[b] ? unmap_lo[a] : unmap_lo[b]));
+}
+
 static void test_mprotect_fails(void)
 {
 	struct mm_config c;
@@ -114,6 +145,7 @@ static void test_mprotect_fails(void)
 	CHECK_MSG(calls >= 4, "a fresh create with holes made only %d mprotect() calls", calls);
 	mm_destroy(mm);
 
+	int seen_unmaps = 0;
 	for (int k = 1; k <= calls; k++) {
 		char what[64];
 		snprintf(what, sizeof(what), "mprotect() call %d of %d refused", k, calls);
@@ -130,7 +162,10 @@ static void test_mprotect_fails(void)
 		CHECK_MSG(nr_calls == k, "%s: %d calls made, not stopped at the failure", what, nr_calls);
 		CHECK_MSG(strcmp(err, want) == 0, "%s: error \"%s\", want \"%s\"", what, err, want);
 		check_unmapped(what);
+		check_unmapped_once(what);
+		seen_unmaps += nr_unmaps;
 	}
+	CHECK_MSG(seen_unmaps >= calls, "the failed creates made %d munmap() calls (this file's saw none?)", seen_unmaps);
 
 	/* No error buffer, whatever the length says (mm.h): the failure is still a clean NULL. */
 	for (size_t len = 0; len <= sizeof(err); len += sizeof(err)) {

@@ -282,6 +282,15 @@ static void test_reports(void)
 		if (mm_pcp_info(mm, zp, i, &pi0) == 0 && pi0.count == 1)
 			cpu = i;
 	CHECK(cpu >= 0);
+	/* mm_pcp_info() of no zone or no vCPU: -1, the caller's struct untouched (the UBSan build also checks the index) */
+	struct mm_pcp_info none = { -7, -7, -7 };
+	const int bad_zc[][2] = { { MAX_NR_ZONES, 0 }, { -1, 0 }, { zp, -1 }, { zp, (int)mm_get_config(mm)->nr_cpus } };
+	for (size_t i = 0; i < sizeof(bad_zc) / sizeof(bad_zc[0]); i++)
+		CHECK_MSG(mm_pcp_info(mm, (enum zone_type)bad_zc[i][0], bad_zc[i][1], &none) == -1 && none.count == -7 &&
+				  none.high == -7 && none.batch == -7,
+			  "mm_pcp_info(zone %d, cpu %d) did not refuse", bad_zc[i][0], bad_zc[i][1]);
+	/* and mm_zone() of no zone: NULL */
+	CHECK(mm_zone(mm, (enum zone_type)MAX_NR_ZONES) == NULL && mm_zone(mm, (enum zone_type)-1) == NULL);
 	if (cpu >= 0) {
 		unsigned long rep0 = mm_nr_reports(mm), pgfree0 = mm_vm_event(mm, PGFREE);
 		__free_pages(mm, p, 0);

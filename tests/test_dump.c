@@ -8,7 +8,8 @@
  *    "Node %d, zone %8s " + "%6lu " x (max_order + 1), values = nr_free;
  *  - zoneinfo: every zone (populated or not) has pages free, min, low,
  *    high, spanned, present, managed and a protection line with one entry
- *    per zone, equal to the accessors and the config;
+ *    per zone, equal to the accessors and the config; a populated zone
+ *    has its "pagesets" with every vCPU's count, high and batch;
  *  - pagetypeinfo: free counts per type sum to nr_free per order; block
  *    counts per zone sum to the pageblocks that hold at least one of the
  *    zone's pfns (computed from the config), and follow steals,
@@ -87,6 +88,9 @@ struct zinfo {
 	long prot[MAX_NR_ZONES + 1];
 	int nprot;
 	bool has[8];   /* free min low high spanned present managed protection */
+	bool pagesets; /* the "pagesets" header (populated zones), then per cpu: */
+	int ncpus, cpu;                 /* "cpu: N" lines seen; the last N */
+	long pcp[64][3];                /* count, high, batch of each cpu */
 };
 
 static void parse_zoneinfo(char *text, struct zinfo zi[MAX_NR_ZONES], const char *what)
@@ -121,6 +125,16 @@ static void parse_zoneinfo(char *text, struct zinfo zi[MAX_NR_ZONES], const char
 		else if (sscanf(line, " managed %ld", &v) == 1) { q->managed = v; q->has[6] = true; }
 		else if (sscanf(line, " nr_free_pages %ld", &v) == 1) q->nr_free_pages = v;
 		else if (sscanf(line, " start_pfn: %ld", &v) == 1) q->start_pfn = v;
+		else if (!strcmp(line, "  pagesets")) q->pagesets = true;
+		else if (sscanf(line, "    cpu: %ld", &v) == 1) {
+			CHECK_MSG(q->pagesets && v == q->ncpus && v < 64, "%s: \"%s\" (zone %s, %d cpus before, "
+				  "pagesets header %s)", what, line, zone_names[z], q->ncpus, q->pagesets ? "seen" : "not seen");
+			q->cpu = v >= 0 && v < 64 ? (int)v : 0;
+			q->ncpus++;
+		}
+		else if (sscanf(line, " count: %ld", &v) == 1 && q->ncpus) q->pcp[q->cpu][0] = v;
+		else if (sscanf(line, " high: %ld", &v) == 1 && q->ncpus) q->pcp[q->cpu][1] = v;
+		else if (sscanf(line, " batch: %ld", &v) == 1 && q->ncpus) q->pcp[q->cpu][2] = v;
 		else if (strstr(line, "protection: (")) {
 			q->has[7] = true;
 			char *p = strchr(line, '(') + 1, *end;
@@ -173,6 +187,17 @@ static void check_zoneinfo(struct mm *mm, const char *what)
 		for (int j = 0; j < MAX_NR_ZONES && j < q->nprot; j++)
 			CHECK_MSG(q->prot[j] == zone_lowmem_reserve(zone, j), "%s: zone %s protection[%d] %ld != %ld", what,
 				  zone_names[z], j, q->prot[j], zone_lowmem_reserve(zone, j));
+		/* pagesets: every vCPU's list, as mm_pcp_info() reads it */
+		CHECK_MSG(q->pagesets && q->ncpus == (int)c->nr_cpus, "%s: zone %s: pagesets header %s, %d cpus of %u",
+			  what, zone_names[z], q->pagesets ? "seen" : "missing", q->ncpus, c->nr_cpus);
+		for (int cpu = 0; cpu < q->ncpus && cpu < 64; cpu++) {
+			struct mm_pcp_info pi;
+			REQUIRE(mm_pcp_info(mm, (enum zone_type)z, cpu, &pi) == 0);
+			CHECK_MSG(q->pcp[cpu][0] == pi.count && q->pcp[cpu][1] == pi.high && q->pcp[cpu][2] == pi.batch,
+				  "%s: zone %s cpu %d: count %ld high %ld batch %ld, mm_pcp_info says %d %d %d", what,
+				  zone_names[z], cpu, q->pcp[cpu][0], q->pcp[cpu][1], q->pcp[cpu][2], pi.count, pi.high,
+				  pi.batch);
+		}
 	}
 	free(text);
 }

@@ -12,9 +12,12 @@
  * and taken by the slow path once the full cpu slab is dropped
  * (cpu_partial_free, deactivate_bypass, cpu_partial_alloc), a full cpu
  * slab flushed (deactivate_full), and a flush from outside as a vCPU goes
- * offline (cpuslab_flush) - the mutation audit found these unchecked.
+ * offline (cpuslab_flush), slabs taken from the node partial list
+ * (alloc_from_partial, cpu_partial_node) - the mutation audit found these
+ * unchecked.  A build with SLUB_STATS must say so (it once skipped).
  */
 #include "mm/cpu.h"
+#include "slab/slab.h"                  /* SLUB_STATS: whether this build counts */
 #include "slub_test.h"
 #include "test.h"
 
@@ -38,11 +41,14 @@ int main(void)
 	struct kmem_cache *s = kmem_cache_create(mm, "stats64", 64, 0, 0, NULL);
 	REQUIRE(s);
 	unsigned long st[NR_SLUB_STAT_ITEMS];
-	if (!kmem_cache_get_stats(s, st)) {
-		kmem_cache_destroy(s);
-		mm_destroy(mm);
-		TEST_SKIP("SLUB statistics are compiled out of this build");
-	}
+	CHECK_MSG(!kmem_cache_get_stats(NULL, st), "statistics of no cache");
+#ifndef SLUB_STATS
+	CHECK(!kmem_cache_get_stats(s, st));
+	kmem_cache_destroy(s);
+	mm_destroy(mm);
+	TEST_SKIP("SLUB statistics are compiled out of this build (MM_DEBUG 0, no test hooks)");
+#endif
+	REQUIRE_MSG(kmem_cache_get_stats(s, st), "SLUB_STATS is compiled in, yet kmem_cache_get_stats() says no");
 	struct kmem_cache_info info;
 	REQUIRE(kmem_cache_get_info(s, &info) == 0);
 	REQUIRE(info.objects_per_slab > BULK + 1);
@@ -124,6 +130,38 @@ int main(void)
 	kmem_cache_free_bulk(pc, two, full2);
 	free(full2);
 	kmem_cache_destroy(pc);
+
+	/* Slabs on the node partial list (each with one object back, flushed
+	 * there by kmem_cache_shrink()): with no cpu slab, the slow path
+	 * takes one from the node (get_partial_node()): alloc_from_partial,
+	 * and the next ones onto the cpu partial list (cpu_partial_node). */
+	struct kmem_cache *nc = kmem_cache_create(mm, "stats-node", 64, 0, 0, NULL);
+	REQUIRE(nc);
+	REQUIRE(kmem_cache_get_info(nc, &info) == 0);
+	unsigned int three = 3 * info.objects_per_slab;
+	void **full3 = calloc(three, sizeof(*full3));
+	REQUIRE(full3);
+	for (unsigned int i = 0; i < three; i++)
+		REQUIRE((full3[i] = kmem_cache_alloc(nc, GFP_KERNEL)));
+	for (unsigned int i = 0; i < three; i += info.objects_per_slab) {
+		kmem_cache_free(nc, full3[i]);
+		full3[i] = NULL;
+	}
+	kmem_cache_shrink(nc);
+	REQUIRE(kmem_cache_get_info(nc, &info) == 0);
+	REQUIRE_MSG(info.nr_partial == 3, "%lu slabs on the node partial list, want 3", (unsigned long)info.nr_partial);
+	snapshot(nc, st);
+	void *from_node = kmem_cache_alloc(nc, GFP_KERNEL);
+	REQUIRE(from_node);
+	CHECK_MSG(delta(nc, st, ALLOC_FROM_PARTIAL) == 1, "alloc_from_partial +%ld", delta(nc, st, ALLOC_FROM_PARTIAL));
+	CHECK(delta(nc, st, ALLOC_SLOWPATH) == 1 && delta(nc, st, ALLOC_SLAB) == 0);
+	CHECK_MSG(delta(nc, st, CPU_PARTIAL_NODE) == 2, "cpu_partial_node +%ld", delta(nc, st, CPU_PARTIAL_NODE));
+	kmem_cache_free(nc, from_node);
+	for (unsigned int i = 0; i < three; i++)
+		if (full3[i])
+			kmem_cache_free(nc, full3[i]);
+	free(full3);
+	kmem_cache_destroy(nc);
 
 	/* A cpu slab whose every object is out, flushed by kmem_cache_shrink():
 	 * deactivate_slab() has no free object to put back, so the slab goes

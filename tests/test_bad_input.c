@@ -116,8 +116,9 @@ static void test_reports(void)
 	struct page *q = alloc_pages(mm, GFP_KERNEL, 2);
 	REQUIRE(q);
 	unsigned long qpfn = page_to_pfn(mm, q);
-	BAD(mm, "order", qpfn, __free_pages(mm, q, 1));
-	BAD(mm, "order", qpfn, __free_pages(mm, q, 3));
+	/* named exactly: "order" alone is in every report's "(refcount:1 order:2)" */
+	BAD(mm, "order mismatch: allocated as order 2, freed as order 1", qpfn, __free_pages(mm, q, 1));
+	BAD(mm, "order mismatch: allocated as order 2, freed as order 3", qpfn, __free_pages(mm, q, 3));
 	BAD(mm, "order", ppfn, __free_pages(mm, p, 11));
 	BAD(mm, "order", ppfn, __free_pages(mm, p, 63));
 	BAD(mm, "order", qpfn, free_pages(mm, (unsigned long)page_address(mm, q), 12));
@@ -312,6 +313,9 @@ static void test_reports(void)
 	CHECK(pfn_to_page(mm, never) && zone_free_pages(mm_zone(mm, ZONE_MOVABLE)) == 4576);
 	BAD(mm, "double free", never, __free_pages(mm, pfn_to_page(mm, never), 0));
 	BAD(mm, "double free", 20000, free_pages(mm, base + (20000 - first) * MM_PAGE_SIZE, 5));
+
+	/* And freed as order 0 (page_owner's order, as the earlier ones). */
+	BAD(mm, "order mismatch: allocated as order 2, freed as order 0", qpfn, __free_pages(mm, q, 0));
 
 	/* After all that, the good frees still work and everything comes back. */
 	__free_pages(mm, q, 2);

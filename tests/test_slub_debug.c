@@ -13,9 +13,13 @@
  * plays a buggy client whose writes the ASan build would otherwise stop
  * at the faulting access (that is test_slub_kasan.c's business).
  */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "mm/cpu.h"
 #include "mm/mm.h"
 #include "mm/slab.h"
 #include "test.h"
@@ -756,6 +760,24 @@ static void test_bulk_double_free_refused(void)
  * too: a cache without debug flags with one object allocated has its
  * slab on a vCPU, and after validation on the node partial list.
  */
+/* A task holding another vCPU, with a cpu slab of @vf_cache there, parked outside the allocator. */
+static struct mm *vf_mm;
+static struct kmem_cache *vf_cache;
+static atomic_int vf_ready, vf_go, vf_cpu = -1;
+
+static void *vf_holder(void *arg)
+{
+	atomic_store(&vf_cpu, mm_cpu_attach(vf_mm, (int)(long)arg));
+	void *o = kmem_cache_alloc(vf_cache, GFP_KERNEL);
+	atomic_store(&vf_ready, o ? 1 : -1);
+	while (!atomic_load(&vf_go))
+		sched_yield();
+	if (o)
+		kmem_cache_free(vf_cache, o);
+	mm_cpu_detach(vf_mm);
+	return NULL;
+}
+
 static void test_validate_flushes(void)
 {
 	struct mm *mm = new_mm(NULL);
@@ -771,6 +793,29 @@ static void test_validate_flushes(void)
 	REQUIRE(!kmem_cache_get_info(s, &info));
 	CHECK_MSG(info.nr_slabs == 1 && info.nr_partial == 1, "after validation: %lu slabs, %lu partial (the "
 		  "vCPU's slab not flushed, so not validated)", info.nr_slabs, info.nr_partial);
+	CHECK_MM(mm, 3);
+
+	/* The cpu slab of a vCPU another task holds is flushed from outside
+	 * (flush_all(s, true): validation, like destroy, owns the cache). */
+	pthread_t th;
+	int home = mm_cpu_current(mm), away = home == 0 ? 1 : 0;
+	REQUIRE(home >= 0 && mm_get_config(mm)->nr_cpus >= 2);
+	vf_mm = mm;
+	vf_cache = s;
+	REQUIRE(pthread_create(&th, NULL, vf_holder, (void *)(long)away) == 0);
+	while (!atomic_load(&vf_ready))
+		sched_yield();
+	CHECK(atomic_load(&vf_ready) == 1 && atomic_load(&vf_cpu) == away && mm_cpu_holder(mm, away) != NULL);
+	REQUIRE(!kmem_cache_get_info(s, &info));
+	/* the other task's allocation took the node's partial slab as its cpu slab */
+	CHECK_MSG(info.nr_slabs == 1 && info.nr_partial == 0, "before: %lu slabs, %lu partial", info.nr_slabs,
+		  info.nr_partial);
+	CHECK(validate_slab_cache(s) == 0);
+	REQUIRE(!kmem_cache_get_info(s, &info));
+	CHECK_MSG(info.nr_slabs == 1 && info.nr_partial == 1, "after validation: %lu slabs, %lu partial (the held "
+		  "vCPU's slab not flushed, so not validated)", info.nr_slabs, info.nr_partial);
+	atomic_store(&vf_go, 1);
+	pthread_join(th, NULL);
 	CHECK_MM(mm, 3);
 	kmem_cache_free(s, p);
 	kmem_cache_destroy(s);

@@ -68,7 +68,9 @@ static void run(const char *options, bool validate)
 	if (validate) {
 		unsigned long reports = mm_nr_reports(mm);
 		long e = validate_slab_cache(s);
-		CHECK_MSG(e > 0 && mm_nr_reports(mm) > reports, "%s: validate_slab_cache found %ld errors", options, e);
+		/* four reports: "Wrong number of objects" and its fix, then the in-use count's error and fix */
+		CHECK_MSG(e == 4 && mm_nr_reports(mm) == reports + 4, "%s: validate_slab_cache found %ld errors, "
+			  "%lu reports, want 4 and 4", options, e, mm_nr_reports(mm) - reports);
 		/* on_freelist() repairs both: objects back to what fits, inuse to what it counted */
 		CHECK_MSG(slab_objects(slab) == full && slab_inuse(slab) == full, "%s: after validation %u objects, %u in use, want %u",
 			  options, slab_objects(slab), slab_inuse(slab), full);

@@ -778,21 +778,27 @@ static void *vf_holder(void *arg)
 	return NULL;
 }
 
-static void test_validate_flushes(void)
+/* @s's one slab is a cpu slab (@whose); validation flushes it onto the node partial list first. */
+static void validate_flushes_one(struct kmem_cache *s, const char *whose)
 {
-	struct mm *mm = new_mm(NULL);
-	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_validate_flush", 64, 0, 0, NULL);
 	struct kmem_cache_info info;
-	REQUIRE(s);
-	void *p = kmem_cache_alloc(s, GFP_KERNEL);
-	REQUIRE(p);
 	REQUIRE(!kmem_cache_get_info(s, &info));
 	CHECK_MSG(info.nr_slabs == 1 && info.nr_partial == 0, "before: %lu slabs, %lu partial", info.nr_slabs,
 		  info.nr_partial);
 	CHECK(validate_slab_cache(s) == 0);
 	REQUIRE(!kmem_cache_get_info(s, &info));
-	CHECK_MSG(info.nr_slabs == 1 && info.nr_partial == 1, "after validation: %lu slabs, %lu partial (the "
-		  "vCPU's slab not flushed, so not validated)", info.nr_slabs, info.nr_partial);
+	CHECK_MSG(info.nr_slabs == 1 && info.nr_partial == 1, "after validation: %lu slabs, %lu partial (the %s "
+		  "slab not flushed, so not validated)", info.nr_slabs, info.nr_partial, whose);
+}
+
+static void test_validate_flushes(void)
+{
+	struct mm *mm = new_mm(NULL);
+	struct kmem_cache *s = kmem_cache_create(mm, "TestSlub_validate_flush", 64, 0, 0, NULL);
+	REQUIRE(s);
+	void *p = kmem_cache_alloc(s, GFP_KERNEL);
+	REQUIRE(p);
+	validate_flushes_one(s, "vCPU's");
 	CHECK_MM(mm, 3);
 
 	/* The cpu slab of a vCPU another task holds is flushed from outside
@@ -806,14 +812,8 @@ static void test_validate_flushes(void)
 	while (!atomic_load(&vf_ready))
 		sched_yield();
 	CHECK(atomic_load(&vf_ready) == 1 && atomic_load(&vf_cpu) == away && mm_cpu_holder(mm, away) != NULL);
-	REQUIRE(!kmem_cache_get_info(s, &info));
 	/* the other task's allocation took the node's partial slab as its cpu slab */
-	CHECK_MSG(info.nr_slabs == 1 && info.nr_partial == 0, "before: %lu slabs, %lu partial", info.nr_slabs,
-		  info.nr_partial);
-	CHECK(validate_slab_cache(s) == 0);
-	REQUIRE(!kmem_cache_get_info(s, &info));
-	CHECK_MSG(info.nr_slabs == 1 && info.nr_partial == 1, "after validation: %lu slabs, %lu partial (the held "
-		  "vCPU's slab not flushed, so not validated)", info.nr_slabs, info.nr_partial);
+	validate_flushes_one(s, "held vCPU's");
 	atomic_store(&vf_go, 1);
 	pthread_join(th, NULL);
 	CHECK_MM(mm, 3);

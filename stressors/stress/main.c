@@ -31,8 +31,9 @@
  * the end), the replay verdict and SUCCESS, FAILURE or INTERRUPTED as the
  * last line.  One thread owns the end (stress_claim_end): main, or the
  * watchdog when a worker hangs (gate.c), or on_fatal's crashing thread -
- * the others then stay out of the shared end-of-run state.  A failure outranks an interruption: once one is
- * recorded, SIGINT/SIGTERM only cut the replay attempt short.
+ * the others then stay out of the shared end-of-run state.  A failure
+ * outranks an interruption: once one is recorded, SIGINT/SIGTERM only cut
+ * the replay attempt short.
  */
 #include <signal.h>
 #include <sys/resource.h>
@@ -693,6 +694,7 @@ static void on_fatal(int sig)
 	static atomic_int once;
 	if (atomic_exchange(&once, 1))
 		_exit(1);
+	const char *what = sig == SIGABRT ? "abort (BUG, VM_BUG_ON or a bounded loop)" : strsignal(sig);
 	/*
 	 * The end is ours, unless another thread already owns it: main at the
 	 * end of the run, or the watchdog reporting a hang.  Before the claim,
@@ -705,15 +707,14 @@ static void on_fatal(int sig)
 	 */
 	if (!stress_claim_end() && !owns_end) {
 		fflush(stdout);
-		fprintf(stderr, "\nmmfuzz-stress: FAILURE: %s in a thread while another one ends the run\n",
-			sig == SIGABRT ? "abort (BUG, VM_BUG_ON or a bounded loop)" : strsignal(sig));
+		fprintf(stderr, "\nmmfuzz-stress: FAILURE: %s in a thread while another one ends the run\n", what);
 		atomic_store(&S.stop, 1);
 		for (;;)
 			pause();
 	}
 	fflush(stdout);
 	fprintf(stderr, "\nmmfuzz-stress: FAILURE: %s in the allocator or the stressor (its message is above)\n",
-		sig == SIGABRT ? "abort (BUG, VM_BUG_ON or a bounded loop)" : strsignal(sig));
+		what);
 	atomic_store(&S.failed, 1);
 	atomic_store(&S.stop, 1);
 	stress_measure_end();

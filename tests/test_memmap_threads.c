@@ -27,7 +27,7 @@
 struct worker {
 	int id;
 	unsigned long pages;        /* pages written and read back */
-	char err[256];              /* the first failure, "" if none */
+	char err[320];              /* the first failure, "" if none (room for a 256-byte message) */
 };
 
 static void fail(struct worker *w, const char *what)
